@@ -1,0 +1,214 @@
+//! A HAL device and the HAL VM module bound to it.
+
+use super::error::{check, RuntimeError};
+use super::instance::{host_allocator, instance};
+use eerie_sys::runtime as sys;
+use std::sync::Arc;
+
+/// One IREE device (e.g. the local CPU). Thread-safe: modules on several threads share it.
+pub struct Device {
+    pub(crate) raw: *mut sys::iree_hal_device_t,
+    /// The `hal` VM module every context of this device starts with. VM modules hold no
+    /// per-context state, so one serves all contexts.
+    pub(crate) hal_module: *mut sys::iree_vm_module_t,
+    driver: String,
+    /// Local CPU devices read host memory directly, so inputs can be imported as is.
+    pub(crate) host_memory_is_device_memory: bool,
+}
+
+// SAFETY: HAL devices and VM modules are internally synchronized (IREE documents them
+// as thread-safe); this struct only holds retained references to them.
+unsafe impl Send for Device {}
+// SAFETY: as above.
+unsafe impl Sync for Device {}
+
+impl Device {
+    /// Creates a device of `driver` ("local-sync", "local-task", and whatever else this
+    /// build registers, e.g. "vulkan" or "cuda"). `device` selects one: a number is an
+    /// ordinal, anything else a driver-specific path; `None` takes the default device.
+    pub fn new(driver: &str, device: Option<&str>) -> Result<Arc<Device>, RuntimeError> {
+        crate::fpu::keep_overrides_linked();
+        let instance = instance()?;
+        let raw = create_device(instance.drivers, driver, device)?;
+        let hal_module = match create_hal_module(instance.vm, raw) {
+            Ok(module) => module,
+            Err(error) => {
+                // SAFETY: `raw` is ours and not shared yet.
+                unsafe { sys::iree_hal_device_release(raw) };
+                return Err(error);
+            }
+        };
+        Ok(Arc::new(Device {
+            raw,
+            hal_module,
+            driver: driver.to_string(),
+            host_memory_is_device_memory: driver.starts_with("local-"),
+        }))
+    }
+
+    /// The driver name and IREE's device identifier, e.g. "local-sync (local-sync)".
+    pub fn description(&self) -> String {
+        // SAFETY: the device is alive; the id is a view into device-owned storage that we
+        // copy before returning.
+        let id = unsafe { string(sys::iree_hal_device_id(self.raw)) };
+        format!("{} ({id})", self.driver)
+    }
+
+    pub fn driver(&self) -> &str {
+        &self.driver
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: both were retained by `new`; modules referring to them hold an Arc to
+        // this Device, so nothing uses them any more.
+        unsafe {
+            sys::iree_vm_module_release(self.hal_module);
+            sys::iree_hal_device_release(self.raw);
+        }
+    }
+}
+
+fn create_device(
+    registry: *mut sys::iree_hal_driver_registry_t,
+    driver_name: &str,
+    device: Option<&str>,
+) -> Result<*mut sys::iree_hal_device_t, RuntimeError> {
+    let mut driver = std::ptr::null_mut();
+    // SAFETY: the registry lives for the process; the name view outlives the call.
+    check(unsafe {
+        sys::iree_hal_driver_registry_try_create(
+            registry,
+            view(driver_name),
+            host_allocator(),
+            &mut driver,
+        )
+    })?;
+    let result = create_device_on(driver, driver_name, device);
+    // SAFETY: the device (if any) retains what it needs of its driver.
+    unsafe { sys::iree_hal_driver_release(driver) };
+    result
+}
+
+fn create_device_on(
+    driver: *mut sys::iree_hal_driver_t,
+    driver_name: &str,
+    device: Option<&str>,
+) -> Result<*mut sys::iree_hal_device_t, RuntimeError> {
+    // Devices do their async I/O through a proactor pool; the device retains it.
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: null node ids means "nodes 0..count"; the out-pointer is valid.
+    check(unsafe {
+        sys::iree_async_proactor_pool_create(
+            sys::iree_numa_node_count(),
+            std::ptr::null(),
+            sys::iree_async_proactor_pool_options_default(),
+            host_allocator(),
+            &mut pool,
+        )
+    })?;
+    let params = sys::iree_hal_device_create_params_t {
+        next: std::ptr::null(),
+        proactor_pool: pool,
+    };
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: `driver` and `pool` are live; strings outlive the calls; no extra params.
+    let status = unsafe {
+        match device {
+            None => sys::iree_hal_driver_create_default_device(
+                driver,
+                &params,
+                host_allocator(),
+                &mut raw,
+            ),
+            Some(selector) => match selector.parse::<usize>() {
+                Ok(ordinal) => sys::iree_hal_driver_create_device_by_ordinal(
+                    driver,
+                    ordinal,
+                    0,
+                    std::ptr::null(),
+                    &params,
+                    host_allocator(),
+                    &mut raw,
+                ),
+                Err(_) => sys::iree_hal_driver_create_device_by_path(
+                    driver,
+                    view(driver_name),
+                    view(selector),
+                    0,
+                    std::ptr::null(),
+                    &params,
+                    host_allocator(),
+                    &mut raw,
+                ),
+            },
+        }
+    };
+    // SAFETY: the device holds its own reference to the pool.
+    unsafe { sys::iree_async_proactor_pool_release(pool) };
+    check(status)?;
+    Ok(raw)
+}
+
+fn create_hal_module(
+    vm: *mut sys::iree_vm_instance_t,
+    device: *mut sys::iree_hal_device_t,
+) -> Result<*mut sys::iree_vm_module_t, RuntimeError> {
+    let mut tracker = std::ptr::null_mut();
+    // These are the defaults of iree_async_frontier_tracker_options_default(), a C inline.
+    let options = sys::iree_async_frontier_tracker_options_t {
+        axis_table_capacity: 256,
+        session_epoch: 1,
+        machine_index: 0,
+        ..Default::default()
+    };
+    // SAFETY: the out-pointer is valid.
+    check(unsafe { sys::iree_async_frontier_tracker_create(options, host_allocator(), &mut tracker) })?;
+    let mut group = std::ptr::null_mut();
+    // SAFETY: `device` and `tracker` are live; the group retains both.
+    let grouped = check(unsafe {
+        sys::iree_hal_device_group_create_from_device(device, tracker, host_allocator(), &mut group)
+    });
+    // SAFETY: the group (if created) holds its own reference.
+    unsafe { sys::iree_async_frontier_tracker_release(tracker) };
+    grouped?;
+    let mut module = std::ptr::null_mut();
+    // SAFETY: `vm` and `group` are live; the module retains the group.
+    let created = check(unsafe {
+        sys::iree_hal_module_create(
+            vm,
+            sys::iree_hal_module_device_policy_default(),
+            group,
+            sys::iree_hal_module_flag_bits_t_IREE_HAL_MODULE_FLAG_NONE,
+            sys::iree_hal_module_debug_sink_null(),
+            host_allocator(),
+            &mut module,
+        )
+    });
+    // SAFETY: the module (if created) holds its own reference.
+    unsafe { sys::iree_hal_device_group_release(group) };
+    created?;
+    Ok(module)
+}
+
+/// A borrowed IREE string view of `text` (valid while `text` is).
+pub(crate) fn view(text: &str) -> sys::iree_string_view_t {
+    sys::iree_string_view_t {
+        data: text.as_ptr().cast(),
+        size: text.len(),
+    }
+}
+
+/// Copies an IREE string view into a Rust string.
+///
+/// # Safety
+/// `view` must point at `size` readable bytes (or be empty).
+pub(crate) unsafe fn string(view: sys::iree_string_view_t) -> String {
+    if view.size == 0 || view.data.is_null() {
+        return String::new();
+    }
+    // SAFETY: guaranteed by the caller.
+    let bytes = unsafe { std::slice::from_raw_parts(view.data.cast::<u8>(), view.size) };
+    String::from_utf8_lossy(bytes).into_owned()
+}

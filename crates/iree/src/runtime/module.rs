@@ -1,0 +1,303 @@
+//! A loaded VMFB module, its exported functions, and calls into them.
+
+use super::aligned::AlignedBytes;
+use super::buffer::{input_view, HostInput, HostRange, OutputBuffer};
+use super::device::{string, view, Device};
+use super::error::{check, RuntimeError};
+use super::instance::{host_allocator, instance};
+use eerie_sys::runtime as sys;
+use std::sync::{Arc, Mutex};
+
+/// A compiled module loaded on a device. Thread-safe: concurrent calls each run in
+/// their own VM context, taken from a pool that grows to the number of threads that
+/// ever called at once.
+pub struct Module {
+    raw: *mut sys::iree_vm_module_t,
+    /// Idle VM contexts. A context is not thread-safe, so each call takes one out.
+    sessions: Mutex<Vec<Session>>,
+    device: Arc<Device>,
+    /// The VMFB: IREE's module references these bytes rather than copying them.
+    _vmfb: AlignedBytes,
+}
+
+// SAFETY: a bytecode module is immutable once loaded and IREE documents VM modules as
+// thread-safe; the mutable per-call state (contexts, lists) sits behind the mutex and is
+// used by one thread at a time.
+unsafe impl Send for Module {}
+// SAFETY: as above.
+unsafe impl Sync for Module {}
+
+/// An exported function, resolved once so that calls skip the name lookup.
+#[derive(Clone, Debug)]
+pub struct Function {
+    raw: sys::iree_vm_function_t,
+    name: String,
+}
+
+// SAFETY: `iree_vm_function_t` is a module pointer plus two indices; it is only used
+// with the module it came from (checked in `call`), which outlives every call.
+unsafe impl Send for Function {}
+// SAFETY: as above; it is never mutated.
+unsafe impl Sync for Function {}
+
+impl Function {
+    /// The fully qualified name, e.g. "module.main".
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Module {
+    /// Loads VMFB bytes (from `Compiler::compile` or the disk cache) onto `device`.
+    pub fn load(device: Arc<Device>, vmfb: Vec<u8>) -> Result<Module, RuntimeError> {
+        let instance = instance()?;
+        // Flatbuffer and embedded executables are read in place, so keep them aligned
+        // like IREE's own allocations.
+        let vmfb = AlignedBytes::copy_of(&vmfb);
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: the bytes live in `Module::_vmfb` for as long as the module (they are
+        // dropped after it is released); the null archive allocator tells IREE not to free
+        // them.
+        check(unsafe {
+            sys::iree_vm_bytecode_module_create(
+                instance.vm,
+                sys::iree_vm_bytecode_module_flags_e_IREE_VM_BYTECODE_MODULE_FLAG_NONE,
+                sys::iree_const_byte_span_t {
+                    data: vmfb.as_slice().as_ptr(),
+                    data_length: vmfb.as_slice().len(),
+                },
+                sys::iree_allocator_t::default(),
+                host_allocator(),
+                &mut raw,
+            )
+        })?;
+        let module = Module {
+            raw,
+            sessions: Mutex::new(Vec::new()),
+            device,
+            _vmfb: vmfb,
+        };
+        // A first context proves the module links against the HAL module (and loads its
+        // executables) now rather than on the first call.
+        let session = module.new_session()?;
+        module.give_back(session);
+        Ok(module)
+    }
+
+    /// The module's name: "module" for MLIR whose top-level `module` has no name.
+    pub fn name(&self) -> String {
+        // SAFETY: the module is alive; the view is copied.
+        unsafe { string(sys::iree_vm_module_name(self.raw)) }
+    }
+
+    /// Looks up an exported function by its qualified name, `"<module>.<function>"`.
+    /// MLIR `func.func @main` in an unnamed top-level module is `"module.main"`; a bare
+    /// `"main"` is qualified with this module's name.
+    pub fn function(&self, name: &str) -> Result<Function, RuntimeError> {
+        let qualified = if name.contains('.') {
+            name.to_string()
+        } else {
+            format!("{}.{name}", self.name())
+        };
+        let session = self.take_session()?;
+        let mut raw = sys::iree_vm_function_t::default();
+        // SAFETY: the context is alive and ours for the duration; the name outlives the call.
+        let status = unsafe { sys::iree_vm_context_resolve_function(session.context, view(&qualified), &mut raw) };
+        self.give_back(session);
+        check(status).map_err(|error| RuntimeError::Usage(format!("no function {qualified:?} in module: {error}")))?;
+        if raw.module != self.raw {
+            return Err(RuntimeError::Usage(format!(
+                "{qualified:?} is not a function of this module"
+            )));
+        }
+        Ok(Function { raw, name: qualified })
+    }
+
+    /// Calls `function` with host inputs and returns its results.
+    ///
+    /// Inputs whose data is 64-byte aligned are used in place (no copy) on local CPU
+    /// devices; others are copied. The call is synchronous: when it returns, IREE holds
+    /// no reference to any input. IREE checks shapes and element types against the
+    /// function's signature and a mismatch is an `Err`.
+    pub fn call(&self, function: &Function, inputs: &[HostInput<'_>]) -> Result<Vec<OutputBuffer>, RuntimeError> {
+        if function.raw.module != self.raw {
+            return Err(RuntimeError::Usage(format!(
+                "{:?} belongs to another module",
+                function.name
+            )));
+        }
+        let mut session = self.take_session()?;
+        let result = session.call(&self.device, function, inputs);
+        session.clear();
+        // A failed invocation may leave module state half-initialized: drop that context.
+        if result.is_ok() {
+            self.give_back(session);
+        }
+        result
+    }
+
+    fn take_session(&self) -> Result<Session, RuntimeError> {
+        let idle = self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        match idle {
+            Some(session) => Ok(session),
+            None => self.new_session(),
+        }
+    }
+
+    fn give_back(&self, session: Session) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(session);
+    }
+
+    fn new_session(&self) -> Result<Session, RuntimeError> {
+        Session::new(instance()?.vm, [self.device.hal_module, self.raw])
+    }
+}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // Contexts reference the module, so they go first.
+        self.sessions
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clear();
+        // SAFETY: no context refers to the module any more; `_vmfb` is dropped after this.
+        unsafe { sys::iree_vm_module_release(self.raw) };
+    }
+}
+
+/// A VM context with argument and result lists, reused call after call.
+struct Session {
+    context: *mut sys::iree_vm_context_t,
+    inputs: *mut sys::iree_vm_list_t,
+    outputs: *mut sys::iree_vm_list_t,
+    /// Host ranges imported by the current call, reused to avoid an allocation per call.
+    imports: Vec<HostRange>,
+}
+
+impl Session {
+    fn new(vm: *mut sys::iree_vm_instance_t, mut modules: [*mut sys::iree_vm_module_t; 2]) -> Result<Session, RuntimeError> {
+        let mut session = Session {
+            context: std::ptr::null_mut(),
+            inputs: std::ptr::null_mut(),
+            outputs: std::ptr::null_mut(),
+            imports: Vec::new(),
+        };
+        // SAFETY: the instance and modules are alive; the context retains the modules.
+        // The lists hold any type (a default type def) with a small initial capacity.
+        // On error, `session` drops whatever was created.
+        unsafe {
+            check(sys::iree_vm_context_create_with_modules(
+                vm,
+                sys::iree_vm_context_flag_bits_t_IREE_VM_CONTEXT_FLAG_NONE,
+                modules.len(),
+                modules.as_mut_ptr(),
+                host_allocator(),
+                &mut session.context,
+            ))?;
+            check(sys::iree_vm_list_create(
+                sys::iree_vm_type_def_t::default(),
+                8,
+                host_allocator(),
+                &mut session.inputs,
+            ))?;
+            check(sys::iree_vm_list_create(
+                sys::iree_vm_type_def_t::default(),
+                8,
+                host_allocator(),
+                &mut session.outputs,
+            ))?;
+        }
+        Ok(session)
+    }
+
+    fn call(
+        &mut self,
+        device: &Device,
+        function: &Function,
+        inputs: &[HostInput<'_>],
+    ) -> Result<Vec<OutputBuffer>, RuntimeError> {
+        for (index, input) in inputs.iter().enumerate() {
+            let (buffer_view, imported) = input_view(device, index, input)?;
+            self.imports.extend(imported);
+            // SAFETY: on success the list takes over our reference to the view (move); a
+            // failed push (allocation, type) leaves it with us, released below.
+            let status = unsafe {
+                let mut reference = sys::iree_hal_buffer_view_move_ref(buffer_view);
+                sys::iree_vm_list_push_ref_move(self.inputs, &mut reference)
+            };
+            if !status.is_null() {
+                // SAFETY: the failed push left our reference with us.
+                unsafe { sys::iree_hal_buffer_view_release(buffer_view) };
+                check(status)?;
+            }
+        }
+        // SAFETY: context, lists and function are alive; the invocation is synchronous.
+        let invoked = check(unsafe {
+            sys::iree_vm_invoke(
+                self.context,
+                function.raw,
+                sys::iree_vm_invocation_flag_bits_t_IREE_VM_INVOCATION_FLAG_NONE,
+                std::ptr::null(),
+                self.inputs,
+                self.outputs,
+                host_allocator(),
+            )
+        });
+        // SAFETY: the list is ours; this drops its references to the inputs.
+        unsafe { sys::iree_vm_list_clear(self.inputs) };
+        invoked?;
+        // SAFETY: the list is alive.
+        let count = unsafe { sys::iree_vm_list_size(self.outputs) };
+        let mut results = Vec::with_capacity(count);
+        for index in 0..count {
+            let mut reference = sys::iree_vm_ref_t::default();
+            let mut buffer_view = std::ptr::null_mut();
+            // SAFETY: index < size; the retained reference becomes the OutputBuffer's
+            // (or is released here if it is not a buffer view).
+            unsafe {
+                check(sys::iree_vm_list_get_ref_retain(self.outputs, index, &mut reference))?;
+                let is_view = sys::iree_hal_buffer_view_check_deref(reference, &mut buffer_view);
+                if !is_view.is_null() {
+                    sys::iree_vm_ref_release(&mut reference);
+                    return Err(RuntimeError::Usage(format!(
+                        "result {index} of {:?} is not a tensor: {}",
+                        function.name,
+                        check(is_view).err().map(|e| e.to_string()).unwrap_or_default()
+                    )));
+                }
+            }
+            results.push(OutputBuffer::from_view(device, buffer_view, &self.imports)?);
+        }
+        Ok(results)
+    }
+
+    /// Drops every reference the last call left in the lists.
+    fn clear(&mut self) {
+        self.imports.clear();
+        // SAFETY: the lists are alive and ours.
+        unsafe {
+            sys::iree_vm_list_clear(self.inputs);
+            sys::iree_vm_list_clear(self.outputs);
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // SAFETY: each pointer is null or a reference this session owns.
+        unsafe {
+            if !self.inputs.is_null() {
+                sys::iree_vm_list_release(self.inputs);
+            }
+            if !self.outputs.is_null() {
+                sys::iree_vm_list_release(self.outputs);
+            }
+            if !self.context.is_null() {
+                sys::iree_vm_context_release(self.context);
+            }
+        }
+    }
+}
