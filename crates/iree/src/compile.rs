@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 static INVOCATIONS: AtomicU64 = AtomicU64::new(0);
 
@@ -25,19 +26,39 @@ impl CompileError {
 
 impl From<eerie::compiler::CompilerError> for CompileError {
     fn from(error: eerie::compiler::CompilerError) -> Self {
-        CompileError {
-            message: error.to_string(),
-        }
+        use eerie::compiler::CompilerError as E;
+        // eerie's own Display prints the diagnostics with Debug formatting; spell them
+        // out one per line instead ("Error: buffer:2:10: use of undeclared ...").
+        let message = match &error {
+            E::IREECompilerError(failure, diagnostics) => {
+                let diagnostics = diagnostics.to_string();
+                if diagnostics.is_empty() {
+                    failure.to_string()
+                } else {
+                    format!("{failure}\n{}", diagnostics.trim_end())
+                }
+            }
+            E::IREECompilerDiagnosticsError(diagnostics) => diagnostics.to_string().trim_end().to_string(),
+            other => other.to_string(),
+        };
+        CompileError { message }
     }
 }
 
-/// The compiler library loaded into this process. Each `compile` runs in its own
-/// compiler session, so one `Compiler` may serve several threads at once.
+/// The compiler library loaded into this process. Shareable between threads; compiles
+/// run one at a time (see `ONE_COMPILE_AT_A_TIME`).
 #[derive(Debug)]
 pub struct Compiler {
     inner: eerie::compiler::Compiler,
     revision: String,
 }
+
+/// Serializes compiles process-wide. Compiles on several threads at once crashed the
+/// process now and then (SIGSEGV right after LLVM printed
+/// "createTargetMachine(x86_64-unknown-unknown-eabi-elf) failed; machine may not be
+/// enabled in LLVM", twice, interleaved): IREE 3.13's llvm-cpu target lookup is not safe
+/// to run concurrently. A compile takes ~0.3 s, so serializing costs little.
+static ONE_COMPILE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 impl Compiler {
     /// Loads `libIREECompiler.so` (from the `iree-base-compiler` wheel) at `library_path`.
@@ -57,6 +78,11 @@ impl Compiler {
 
     /// Compiles MLIR text with the given command-line style flags to a VMFB module.
     pub fn compile(&self, mlir: &str, flags: &[String]) -> Result<Vec<u8>, CompileError> {
+        // The guard protects no data, so a lock poisoned by a panicking thread is as good
+        // as a fresh one.
+        let _one_at_a_time = ONE_COMPILE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         INVOCATIONS.fetch_add(1, Ordering::Relaxed);
         Ok(self.inner.compile_str(mlir, flags)?)
     }

@@ -7,6 +7,7 @@ use super::instance::host_allocator;
 use crate::ElementType;
 use eerie_sys::runtime as sys;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// A C-contiguous host array passed to a call. The bytes are only borrowed for the call.
 #[derive(Clone, Copy, Debug)]
@@ -215,6 +216,9 @@ enum Storage {
     Mapped {
         view: *mut sys::iree_hal_buffer_view_t,
         mapping: sys::iree_hal_buffer_mapping_t,
+        /// IREE buffers do not retain the device whose allocator made them, yet they
+        /// touch it when freed: the device must outlive the buffer.
+        _device: Arc<Device>,
     },
     Owned(AlignedBytes),
 }
@@ -247,7 +251,7 @@ impl OutputBuffer {
 
     /// Takes over `view` (one retained reference) returned by a call.
     pub(crate) fn from_view(
-        device: &Device,
+        device: &Arc<Device>,
         view: *mut sys::iree_hal_buffer_view_t,
         imports: &[HostRange],
     ) -> Result<OutputBuffer, RuntimeError> {
@@ -283,6 +287,7 @@ impl OutputBuffer {
                 Storage::Mapped {
                     view: owned.into_raw(),
                     mapping,
+                    _device: device.clone(),
                 }
             } else {
                 // The function returned (part of) an input that the caller owns and may
@@ -307,9 +312,19 @@ impl OutputBuffer {
     }
 }
 
+impl std::fmt::Debug for OutputBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OutputBuffer")
+            .field("shape", &self.shape)
+            .field("element", &self.element)
+            .field("mapped", &matches!(self.storage, Storage::Mapped { .. }))
+            .finish()
+    }
+}
+
 impl Drop for OutputBuffer {
     fn drop(&mut self) {
-        if let Storage::Mapped { view, mapping } = &mut self.storage {
+        if let Storage::Mapped { view, mapping, .. } = &mut self.storage {
             // SAFETY: the mapping was made by `from_view` and is unmapped only here; then
             // the view reference taken over by `from_view` is released.
             unsafe {

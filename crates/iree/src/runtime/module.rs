@@ -215,7 +215,7 @@ impl Session {
 
     fn call(
         &mut self,
-        device: &Device,
+        device: &Arc<Device>,
         function: &Function,
         inputs: &[HostInput<'_>],
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
