@@ -238,6 +238,11 @@ impl OutputBuffer {
         self.element
     }
 
+    /// True when `bytes()` is IREE's result buffer itself, mapped (no copy was made).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.storage, Storage::Mapped { .. })
+    }
+
     pub fn bytes(&self) -> &[u8] {
         match &self.storage {
             // SAFETY: the mapping covers exactly `data_length` bytes of a buffer that the
@@ -317,7 +322,7 @@ impl std::fmt::Debug for OutputBuffer {
         f.debug_struct("OutputBuffer")
             .field("shape", &self.shape)
             .field("element", &self.element)
-            .field("mapped", &matches!(self.storage, Storage::Mapped { .. }))
+            .field("mapped", &self.is_mapped())
             .finish()
     }
 }
