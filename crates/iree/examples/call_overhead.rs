@@ -36,8 +36,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: the 80 bytes of an aligned [f64; 10], borrowed in place.
     let view = |x: &Aligned| unsafe { std::slice::from_raw_parts(x.0.as_ptr().cast::<u8>(), 80) };
     let inputs = [
-        HostInput { data: view(&a), shape: &[10], element: ElementType::F64 },
-        HostInput { data: view(&b), shape: &[10], element: ElementType::F64 },
+        HostInput {
+            data: view(&a),
+            shape: &[10],
+            element: ElementType::F64,
+        },
+        HostInput {
+            data: view(&b),
+            shape: &[10],
+            element: ElementType::F64,
+        },
     ];
     for driver in ["local-sync", "local-task"] {
         let module = Module::load(Device::new(driver, None)?, vmfb.clone())?;

@@ -142,7 +142,12 @@ fn host_cpu_fingerprint() -> &'static str {
                 let name = line.split(':').next().unwrap_or("").trim();
                 if matches!(
                     name,
-                    "vendor_id" | "model name" | "flags" | "Features" | "CPU implementer" | "CPU part"
+                    "vendor_id"
+                        | "model name"
+                        | "flags"
+                        | "Features"
+                        | "CPU implementer"
+                        | "CPU part"
                 ) {
                     fingerprint.push('\n');
                     fingerprint.push_str(line);
@@ -168,8 +173,22 @@ fn detected_features() -> String {
         };
     }
     probe!(
-        "sse4.2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2", "lzcnt", "avx512f",
-        "avx512bw", "avx512cd", "avx512dq", "avx512vl", "avx512vnni", "avx512bf16",
+        "sse4.2",
+        "popcnt",
+        "avx",
+        "avx2",
+        "fma",
+        "f16c",
+        "bmi1",
+        "bmi2",
+        "lzcnt",
+        "avx512f",
+        "avx512bw",
+        "avx512cd",
+        "avx512dq",
+        "avx512vl",
+        "avx512vnni",
+        "avx512bf16",
         "avx512fp16"
     );
     features

@@ -38,7 +38,9 @@ impl From<eerie::compiler::CompilerError> for CompileError {
                     format!("{failure}\n{}", diagnostics.trim_end())
                 }
             }
-            E::IREECompilerDiagnosticsError(diagnostics) => diagnostics.to_string().trim_end().to_string(),
+            E::IREECompilerDiagnosticsError(diagnostics) => {
+                diagnostics.to_string().trim_end().to_string()
+            }
             other => other.to_string(),
         };
         CompileError { message }

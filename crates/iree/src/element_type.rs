@@ -65,22 +65,70 @@ impl ElementType {
     pub fn from_hal(hal: sys::iree_hal_element_type_t) -> Option<ElementType> {
         use ElementType::*;
         let known = [
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8, Bool),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_8, I8),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_8, I8),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_8, U8),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_16, I16),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_16, I16),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_16, U16),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_32, I32),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_32, I32),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_32, U32),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_64, I64),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_64, I64),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_64, U64),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_16, F16),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_32, F32),
-            (sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_64, F64),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_BOOL_8,
+                Bool,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_8,
+                I8,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_8,
+                I8,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_8,
+                U8,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_16,
+                I16,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_16,
+                I16,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_16,
+                U16,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_32,
+                I32,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_32,
+                I32,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_32,
+                U32,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_INT_64,
+                I64,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_SINT_64,
+                I64,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_UINT_64,
+                U64,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_16,
+                F16,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_32,
+                F32,
+            ),
+            (
+                sys::iree_hal_element_types_t_IREE_HAL_ELEMENT_TYPE_FLOAT_64,
+                F64,
+            ),
         ];
         known
             .iter()

@@ -89,7 +89,9 @@ mod arch {
         let mxcsr = value as u32;
         // SAFETY: ldmxcsr reads 4 valid bytes; every value passed here came from stmxcsr
         // or is IEEE_MXCSR, so no reserved bit is set (which would fault).
-        unsafe { asm!("ldmxcsr [{}]", in(reg) &mxcsr, options(nostack, preserves_flags, readonly)) };
+        unsafe {
+            asm!("ldmxcsr [{}]", in(reg) &mxcsr, options(nostack, preserves_flags, readonly))
+        };
     }
 
     pub fn ieee(_previous: u64) -> u64 {
@@ -103,7 +105,8 @@ mod arch {
 
     /// FPCR bits that leave IEEE semantics: FZ (24), FZ16 (19), DN (25), the rounding
     /// mode (23:22, 0 = nearest) and the trap enables (8-12, 15).
-    const NON_IEEE_FPCR: u64 = (1 << 24) | (1 << 19) | (1 << 25) | (0b11 << 22) | (0x1F << 8) | (1 << 15);
+    const NON_IEEE_FPCR: u64 =
+        (1 << 24) | (1 << 19) | (1 << 25) | (0b11 << 22) | (0x1F << 8) | (1 << 15);
 
     pub fn load() -> u64 {
         let fpcr: u64;

@@ -10,4 +10,6 @@ pub mod runtime;
 pub use cache::DiskCache;
 pub use compile::{llvm_cpu_flags, CompileError, Compiler};
 pub use element_type::ElementType;
-pub use runtime::{Device, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT};
+pub use runtime::{
+    Device, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT,
+};

@@ -19,13 +19,36 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
         let a = HostArray::f64(&[1.0, 2.0, 3.0]);
         let copies = input_copy_count();
         for _ in 0..10 {
-            let out = module.call(&f, &[a.input(&[3], ElementType::F64), a.input(&[3], ElementType::F64)]).unwrap();
+            let out = module
+                .call(
+                    &f,
+                    &[
+                        a.input(&[3], ElementType::F64),
+                        a.input(&[3], ElementType::F64),
+                    ],
+                )
+                .unwrap();
             assert_eq!(f64_values(out[0].bytes()), [1.0, 4.0, 9.0]);
-            assert!(out[0].is_mapped(), "local results are handed out without a copy");
+            assert!(
+                out[0].is_mapped(),
+                "local results are handed out without a copy"
+            );
         }
-        assert_eq!(input_copy_count(), copies, "aligned inputs must be imported ({driver})");
+        assert_eq!(
+            input_copy_count(),
+            copies,
+            "aligned inputs must be imported ({driver})"
+        );
         let unaligned = HostArray::misaligned(&f64_bytes(&[1.0, 2.0, 3.0]));
-        module.call(&f, &[unaligned.input(&[3], ElementType::F64), a.input(&[3], ElementType::F64)]).unwrap();
+        module
+            .call(
+                &f,
+                &[
+                    unaligned.input(&[3], ElementType::F64),
+                    a.input(&[3], ElementType::F64),
+                ],
+            )
+            .unwrap();
         assert_eq!(input_copy_count(), copies + 1);
         wait_for_imports_released();
 
@@ -35,9 +58,20 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[7.0, 8.0]);
         let b = HostArray::misaligned(&f64_bytes(&[9.0]));
-        let out = module.call(&f, &[a.input(&[2], ElementType::F64), b.input(&[1], ElementType::F64)]).unwrap();
+        let out = module
+            .call(
+                &f,
+                &[
+                    a.input(&[2], ElementType::F64),
+                    b.input(&[1], ElementType::F64),
+                ],
+            )
+            .unwrap();
         let a_range = a.bytes().as_ptr_range();
-        assert!(!a_range.contains(&out[0].bytes().as_ptr()), "result aliases the caller's input");
+        assert!(
+            !a_range.contains(&out[0].bytes().as_ptr()),
+            "result aliases the caller's input"
+        );
         assert!(!out[0].is_mapped());
         // The misaligned input was copied into an IREE buffer, which the result may share.
         assert!(out[1].is_mapped());
@@ -59,5 +93,8 @@ fn wait_for_imports_released() {
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    panic!("{} imported inputs still referenced by IREE", live_input_imports());
+    panic!(
+        "{} imported inputs still referenced by IREE",
+        live_input_imports()
+    );
 }

@@ -8,12 +8,22 @@ fn call_mul(module: &pytensor_mlir_iree::Module, a: &[f64], b: &[f64]) -> Vec<f6
     let f = module.function("module.main").unwrap();
     let (ha, hb) = (HostArray::f64(a), HostArray::f64(b));
     let out = module
-        .call(&f, &[ha.input(&[a.len()], ElementType::F64), hb.input(&[b.len()], ElementType::F64)])
+        .call(
+            &f,
+            &[
+                ha.input(&[a.len()], ElementType::F64),
+                hb.input(&[b.len()], ElementType::F64),
+            ],
+        )
         .unwrap();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].shape(), &[a.len()]);
     assert_eq!(out[0].element(), ElementType::F64);
-    assert_eq!(out[0].bytes().as_ptr() as usize % IMPORT_ALIGNMENT, 0, "result not 64-byte aligned");
+    assert_eq!(
+        out[0].bytes().as_ptr() as usize % IMPORT_ALIGNMENT,
+        0,
+        "result not 64-byte aligned"
+    );
     f64_values(out[0].bytes())
 }
 
@@ -22,7 +32,10 @@ fn one_function_at_lengths_3_5_and_0_on_both_drivers() {
     let vmfb = compile(&mul_f64());
     for driver in DRIVERS {
         let module = pytensor_mlir_iree::Module::load(device(driver), vmfb.clone()).unwrap();
-        assert_eq!(call_mul(&module, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]), [4.0, 10.0, 18.0]);
+        assert_eq!(
+            call_mul(&module, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]),
+            [4.0, 10.0, 18.0]
+        );
         assert_eq!(
             call_mul(&module, &[1.0, 2.0, 3.0, 4.0, 5.0], &[2.0; 5]),
             [2.0, 4.0, 6.0, 8.0, 10.0]
@@ -46,7 +59,15 @@ fn misaligned_inputs_are_copied_and_still_correct() {
     let f = module.function("module.main").unwrap();
     let a = HostArray::misaligned(&f64_bytes(&[1.5, 2.5]));
     let b = HostArray::misaligned(&f64_bytes(&[2.0, 4.0]));
-    let out = module.call(&f, &[a.input(&[2], ElementType::F64), b.input(&[2], ElementType::F64)]).unwrap();
+    let out = module
+        .call(
+            &f,
+            &[
+                a.input(&[2], ElementType::F64),
+                b.input(&[2], ElementType::F64),
+            ],
+        )
+        .unwrap();
     assert_eq!(f64_values(out[0].bytes()), [3.0, 10.0]);
 }
 
@@ -73,7 +94,15 @@ func.func @main(%a: tensor<?xf64>, %b: tensor<?xf64>) -> (tensor<?xf64>, tensor<
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[1.0, 5.0, 3.0]);
         let b = HostArray::f64(&[2.0, 4.0, 3.0]);
-        let out = module.call(&f, &[a.input(&[3], ElementType::F64), b.input(&[3], ElementType::F64)]).unwrap();
+        let out = module
+            .call(
+                &f,
+                &[
+                    a.input(&[3], ElementType::F64),
+                    b.input(&[3], ElementType::F64),
+                ],
+            )
+            .unwrap();
         assert_eq!(out.len(), 3);
         assert_eq!(f64_values(out[0].bytes()), [3.0, 9.0, 6.0]);
         assert_eq!(f64_values(out[1].bytes()), [-1.0, 1.0, 0.0]);
@@ -99,7 +128,15 @@ func.func @main(%a: tensor<f64>, %b: tensor<f64>) -> tensor<f64> {
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[3.0]);
         let b = HostArray::f64(&[-2.5]);
-        let out = module.call(&f, &[a.input(&[], ElementType::F64), b.input(&[], ElementType::F64)]).unwrap();
+        let out = module
+            .call(
+                &f,
+                &[
+                    a.input(&[], ElementType::F64),
+                    b.input(&[], ElementType::F64),
+                ],
+            )
+            .unwrap();
         assert_eq!(out[0].shape(), &[] as &[usize]);
         assert_eq!(f64_values(out[0].bytes()), [-7.5]);
     }
@@ -109,10 +146,15 @@ func.func @main(%a: tensor<f64>, %b: tensor<f64>) -> tensor<f64> {
 fn integer_and_bool_inputs_use_signless_integers() {
     let module = load("local-sync", &binary_1d("i8", "arith.addi"));
     let f = module.function("main").unwrap();
-    let (a, b) = (HostArray::aligned(&[1, 0x7f, 0xff]), HostArray::aligned(&[2, 1, 1]));
+    let (a, b) = (
+        HostArray::aligned(&[1, 0x7f, 0xff]),
+        HostArray::aligned(&[2, 1, 1]),
+    );
     // int8, uint8 and bool all travel as MLIR i8 and are accepted by the ABI check.
     for element in [ElementType::I8, ElementType::U8, ElementType::Bool] {
-        let out = module.call(&f, &[a.input(&[3], element), b.input(&[3], element)]).unwrap();
+        let out = module
+            .call(&f, &[a.input(&[3], element), b.input(&[3], element)])
+            .unwrap();
         assert_eq!(out[0].bytes(), &[3u8, 0x80, 0x00], "{element:?}");
         assert_eq!(out[0].element(), ElementType::I8);
     }
@@ -122,7 +164,9 @@ fn integer_and_bool_inputs_use_signless_integers() {
     let a = HostArray::aligned(&i64_bytes(&[i64::MAX / 2, -3, 1 << 40]));
     let b = HostArray::aligned(&i64_bytes(&[2, 7, 1 << 20]));
     for element in [ElementType::I64, ElementType::U64] {
-        let out = module.call(&f, &[a.input(&[3], element), b.input(&[3], element)]).unwrap();
+        let out = module
+            .call(&f, &[a.input(&[3], element), b.input(&[3], element)])
+            .unwrap();
         assert_eq!(i64_values(out[0].bytes()), [i64::MAX - 1, -21, 1 << 60]);
     }
 
@@ -131,11 +175,20 @@ fn integer_and_bool_inputs_use_signless_integers() {
         ("i32", ElementType::U32, 4),
         ("f32", ElementType::F32, 4),
     ] {
-        let op = if mlir_type.starts_with('f') { "arith.addf" } else { "arith.addi" };
+        let op = if mlir_type.starts_with('f') {
+            "arith.addf"
+        } else {
+            "arith.addi"
+        };
         let module = load("local-sync", &binary_1d(mlir_type, op));
         let f = module.function("main").unwrap();
         let zeros = HostArray::aligned(&vec![0u8; 2 * width]);
-        let out = module.call(&f, &[zeros.input(&[2], element), zeros.input(&[2], element)]).unwrap();
+        let out = module
+            .call(
+                &f,
+                &[zeros.input(&[2], element), zeros.input(&[2], element)],
+            )
+            .unwrap();
         assert_eq!(out[0].bytes(), vec![0u8; 2 * width], "{mlir_type}");
     }
 }
@@ -148,22 +201,51 @@ fn mismatched_inputs_are_errors() {
     let a32 = HostArray::aligned(&f32_bytes(&[1.0, 2.0, 3.0]));
     let m = HostArray::f64(&[1.0, 2.0, 3.0, 4.0]);
 
-    let wrong_type = module.call(&f, &[a.input(&[3], ElementType::F64), a32.input(&[3], ElementType::F32)]);
-    let message = wrong_type.err().expect("f32 for f64 must fail").to_string();
+    let wrong_type = module.call(
+        &f,
+        &[
+            a.input(&[3], ElementType::F64),
+            a32.input(&[3], ElementType::F32),
+        ],
+    );
+    let message = wrong_type.expect_err("f32 for f64 must fail").to_string();
     assert!(message.contains("element type mismatch"), "{message}");
 
-    let wrong_rank = module.call(&f, &[a.input(&[3], ElementType::F64), m.input(&[2, 2], ElementType::F64)]);
+    let wrong_rank = module.call(
+        &f,
+        &[
+            a.input(&[3], ElementType::F64),
+            m.input(&[2, 2], ElementType::F64),
+        ],
+    );
     assert!(wrong_rank.is_err());
 
     let wrong_count = module.call(&f, &[a.input(&[3], ElementType::F64)]);
     assert!(wrong_count.is_err());
 
-    let too_few_bytes = HostInput { data: &a.bytes()[..16], shape: &[3], element: ElementType::F64 };
-    let error = module.call(&f, &[too_few_bytes, too_few_bytes]).unwrap_err();
-    assert!(matches!(error, RuntimeError::InvalidInput { index: 0, .. }), "{error}");
+    let too_few_bytes = HostInput {
+        data: &a.bytes()[..16],
+        shape: &[3],
+        element: ElementType::F64,
+    };
+    let error = module
+        .call(&f, &[too_few_bytes, too_few_bytes])
+        .unwrap_err();
+    assert!(
+        matches!(error, RuntimeError::InvalidInput { index: 0, .. }),
+        "{error}"
+    );
 
     // The module is still usable after each failure.
-    let out = module.call(&f, &[a.input(&[3], ElementType::F64), a.input(&[3], ElementType::F64)]).unwrap();
+    let out = module
+        .call(
+            &f,
+            &[
+                a.input(&[3], ElementType::F64),
+                a.input(&[3], ElementType::F64),
+            ],
+        )
+        .unwrap();
     assert_eq!(f64_values(out[0].bytes()), [1.0, 4.0, 9.0]);
 }
 
@@ -173,13 +255,21 @@ fn function_of_another_module_is_refused() {
     let second = load("local-sync", &mul_f64());
     let f = first.function("module.main").unwrap();
     let a = HostArray::f64(&[1.0]);
-    let error = second.call(&f, &[a.input(&[1], ElementType::F64), a.input(&[1], ElementType::F64)]);
+    let error = second.call(
+        &f,
+        &[
+            a.input(&[1], ElementType::F64),
+            a.input(&[1], ElementType::F64),
+        ],
+    );
     assert!(matches!(error, Err(RuntimeError::Usage(_))));
 }
 
 #[test]
 fn unknown_driver_is_an_error() {
-    let error = pytensor_mlir_iree::Device::new("no-such-driver", None).err().expect("must fail");
+    let error = pytensor_mlir_iree::Device::new("no-such-driver", None)
+        .err()
+        .expect("must fail");
     assert!(error.to_string().contains("no-such-driver"), "{error}");
 }
 
@@ -198,7 +288,13 @@ fn concurrent_calls_from_several_threads() {
                         let b: Vec<f64> = (0..n).map(|k| (k * i) as f64).collect();
                         let (ha, hb) = (HostArray::f64(&a), HostArray::f64(&b));
                         let out = module
-                            .call(&f, &[ha.input(&[n], ElementType::F64), hb.input(&[n], ElementType::F64)])
+                            .call(
+                                &f,
+                                &[
+                                    ha.input(&[n], ElementType::F64),
+                                    hb.input(&[n], ElementType::F64),
+                                ],
+                            )
                             .unwrap();
                         let expected: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
                         assert_eq!(f64_values(out[0].bytes()), expected);
@@ -217,8 +313,18 @@ fn results_outlive_their_module_and_move_between_threads() {
     let module = load("local-task", &mul_f64());
     let f = module.function("module.main").unwrap();
     let a = HostArray::f64(&[2.0, 3.0]);
-    let out = module.call(&f, &[a.input(&[2], ElementType::F64), a.input(&[2], ElementType::F64)]).unwrap();
+    let out = module
+        .call(
+            &f,
+            &[
+                a.input(&[2], ElementType::F64),
+                a.input(&[2], ElementType::F64),
+            ],
+        )
+        .unwrap();
     drop(module);
-    let values = std::thread::spawn(move || f64_values(out[0].bytes())).join().unwrap();
+    let values = std::thread::spawn(move || f64_values(out[0].bytes()))
+        .join()
+        .unwrap();
     assert_eq!(values, [4.0, 9.0]);
 }

@@ -18,11 +18,17 @@ fn compiles_and_counts_runs() {
 #[test]
 fn invalid_mlir_is_an_error_with_its_location() {
     let error = compiler()
-        .compile("func.func @main(%a: tensor<?xf64>) -> tensor<?xf64> {\n  return %b : tensor<?xf64>\n}", &llvm_cpu_flags())
+        .compile(
+            "func.func @main(%a: tensor<?xf64>) -> tensor<?xf64> {\n  return %b : tensor<?xf64>\n}",
+            &llvm_cpu_flags(),
+        )
         .expect_err("undefined value must not compile");
     let text = error.to_string();
     assert!(text.contains("undeclared SSA value"), "{text}");
-    assert!(text.contains(":2:10:"), "diagnostics must carry line and column: {text}");
+    assert!(
+        text.contains(":2:10:"),
+        "diagnostics must carry line and column: {text}"
+    );
 }
 
 #[test]
@@ -32,12 +38,19 @@ fn unsupported_op_is_an_error_not_an_abort() {
         "%m = arith.mulf %x, %y : f64",
         "%p = arith.mulf %x, %y : f64\n    %m = math.sin %p : f64",
     );
-    let error = compiler().compile(&mlir, &llvm_cpu_flags()).expect_err("f64 sin must not compile");
+    let error = compiler()
+        .compile(&mlir, &llvm_cpu_flags())
+        .expect_err("f64 sin must not compile");
     // The linker's own "undefined symbol: sin" goes to stderr; the diagnostics say where.
-    assert!(error.to_string().contains("failed to link executable"), "{error}");
+    assert!(
+        error.to_string().contains("failed to link executable"),
+        "{error}"
+    );
 
     let unknown_op = mul_f64().replace("arith.mulf", "arith.no_such_op");
-    let error = compiler().compile(&unknown_op, &llvm_cpu_flags()).expect_err("unknown op");
+    let error = compiler()
+        .compile(&unknown_op, &llvm_cpu_flags())
+        .expect_err("unknown op");
     assert!(error.to_string().contains("no_such_op"), "{error}");
 }
 

@@ -31,11 +31,15 @@ fn subnormal_results_are_kept_on_both_drivers() {
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[1.0, 3.0, 2.2250738585072014e-308]);
         let out = module.call(&f, &[a.input(&[3], ElementType::F64)]).unwrap();
-        assert_eq!(f64_values(out[0].bytes()), [0.5, 1.5, 1.1125369292536007e-308], "{driver}");
+        assert_eq!(
+            f64_values(out[0].bytes()),
+            [0.5, 1.5, 1.1125369292536007e-308],
+            "{driver}"
+        );
 
         let module = pytensor_mlir_iree::Module::load(device, f32_vmfb.clone()).unwrap();
         let f = module.function("module.main").unwrap();
-        let a = HostArray::aligned(&f32_bytes(&[1.17549435e-38, 2.0]));
+        let a = HostArray::aligned(&f32_bytes(&[f32::MIN_POSITIVE, 2.0]));
         let out = module.call(&f, &[a.input(&[2], ElementType::F32)]).unwrap();
         assert_eq!(f32_values(out[0].bytes()), [5.877472e-39, 1.0], "{driver}");
     }
@@ -60,7 +64,10 @@ fn callers_fpu_state_is_the_same_after_a_call() {
             fpu::set_control_register(original);
             assert_eq!(after, state, "{driver}: control register changed by a call");
             // The dispatch ran in IEEE mode whatever the caller had set.
-            assert_eq!(f64_values(out.unwrap()[0].bytes()), [1.1125369292536007e-308]);
+            assert_eq!(
+                f64_values(out.unwrap()[0].bytes()),
+                [1.1125369292536007e-308]
+            );
         }
     }
 }

@@ -6,7 +6,10 @@ use pytensor_mlir_iree::ElementType;
 
 fn max_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("needs Linux /proc");
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).expect("VmRSS");
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .expect("VmRSS");
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -20,7 +23,13 @@ fn soak(driver: &str, calls: usize) -> i64 {
             // Alternate the zero-copy and the copying paths.
             let b = if i % 2 == 0 { &aligned } else { &misaligned };
             let out = module
-                .call(&f, &[aligned.input(&[10], ElementType::F64), b.input(&[10], ElementType::F64)])
+                .call(
+                    &f,
+                    &[
+                        aligned.input(&[10], ElementType::F64),
+                        b.input(&[10], ElementType::F64),
+                    ],
+                )
                 .unwrap();
             assert_eq!(out[0].bytes().len(), 80);
         }
@@ -36,7 +45,10 @@ fn twenty_thousand_calls_do_not_grow_rss() {
     for driver in DRIVERS {
         let growth = soak(driver, 20_000);
         // A leak of even one 64-byte object per call would be over 1 MiB here.
-        assert!(growth < 512, "{driver}: RSS grew by {growth} KiB over 20k calls");
+        assert!(
+            growth < 512,
+            "{driver}: RSS grew by {growth} KiB over 20k calls"
+        );
     }
 }
 
@@ -45,6 +57,9 @@ fn twenty_thousand_calls_do_not_grow_rss() {
 fn a_million_calls_do_not_grow_rss() {
     for driver in DRIVERS {
         let growth = soak(driver, 1_000_000);
-        assert!(growth < 1024, "{driver}: RSS grew by {growth} KiB over 1M calls");
+        assert!(
+            growth < 1024,
+            "{driver}: RSS grew by {growth} KiB over 1M calls"
+        );
     }
 }

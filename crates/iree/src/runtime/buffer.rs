@@ -66,7 +66,7 @@ pub(crate) fn input_view(
     }
     let importable = device.host_memory_is_device_memory
         && byte_length > 0
-        && input.data.as_ptr() as usize % IMPORT_ALIGNMENT == 0;
+        && (input.data.as_ptr() as usize).is_multiple_of(IMPORT_ALIGNMENT);
     if importable {
         let view = import(device, input)?;
         Ok((view, Some(HostRange::of(input.data))))
@@ -82,15 +82,23 @@ fn expected_byte_length(input: &HostInput<'_>) -> Option<usize> {
     input
         .shape
         .iter()
-        .try_fold(input.element.byte_size(), |bytes, &dim| bytes.checked_mul(dim))
+        .try_fold(input.element.byte_size(), |bytes, &dim| {
+            bytes.checked_mul(dim)
+        })
 }
 
 /// Called by IREE when the last reference to an imported host array goes away.
-unsafe extern "C" fn import_released(_user_data: *mut std::ffi::c_void, _buffer: *mut sys::iree_hal_buffer_t) {
+unsafe extern "C" fn import_released(
+    _user_data: *mut std::ffi::c_void,
+    _buffer: *mut sys::iree_hal_buffer_t,
+) {
     LIVE_IMPORTS.fetch_sub(1, Ordering::Release);
 }
 
-fn import(device: &Device, input: &HostInput<'_>) -> Result<*mut sys::iree_hal_buffer_view_t, RuntimeError> {
+fn import(
+    device: &Device,
+    input: &HostInput<'_>,
+) -> Result<*mut sys::iree_hal_buffer_view_t, RuntimeError> {
     // Read-only access: the compiled function reads its arguments and never writes them,
     // and the caller only lent us shared bytes.
     let params = sys::iree_hal_buffer_params_t {
@@ -149,7 +157,10 @@ fn import(device: &Device, input: &HostInput<'_>) -> Result<*mut sys::iree_hal_b
     Ok(view)
 }
 
-fn copy(device: &Device, input: &HostInput<'_>) -> Result<*mut sys::iree_hal_buffer_view_t, RuntimeError> {
+fn copy(
+    device: &Device,
+    input: &HostInput<'_>,
+) -> Result<*mut sys::iree_hal_buffer_view_t, RuntimeError> {
     let params = sys::iree_hal_buffer_params_t {
         usage: sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_DEFAULT,
         access: ACCESS_ALL,
@@ -278,7 +289,9 @@ impl OutputBuffer {
             )
         };
         let element = ElementType::from_hal(hal_type).ok_or_else(|| {
-            RuntimeError::Usage(format!("result element type {hal_type:#010x} has no host type"))
+            RuntimeError::Usage(format!(
+                "result element type {hal_type:#010x} has no host type"
+            ))
         })?;
         let storage = if byte_length == 0 {
             Storage::Owned(AlignedBytes::zeroed(0))
@@ -287,7 +300,7 @@ impl OutputBuffer {
                 start: mapping.contents.data as usize,
                 end: mapping.contents.data as usize + byte_length,
             };
-            let aligned = range.start % IMPORT_ALIGNMENT == 0;
+            let aligned = range.start.is_multiple_of(IMPORT_ALIGNMENT);
             if aligned && !imports.iter().any(|import| import.overlaps(&range)) {
                 Storage::Mapped {
                     view: owned.into_raw(),
@@ -300,7 +313,10 @@ impl OutputBuffer {
                 let mut mapping = mapping;
                 // SAFETY: the mapping is live and covers `byte_length` bytes.
                 let bytes = unsafe {
-                    AlignedBytes::copy_of(std::slice::from_raw_parts(mapping.contents.data, byte_length))
+                    AlignedBytes::copy_of(std::slice::from_raw_parts(
+                        mapping.contents.data,
+                        byte_length,
+                    ))
                 };
                 // SAFETY: unmapping the mapping made above, once.
                 check(unsafe { sys::iree_hal_buffer_unmap_range(&mut mapping) })?;
@@ -366,10 +382,16 @@ fn map(
     byte_length: usize,
 ) -> Result<Option<sys::iree_hal_buffer_mapping_t>, RuntimeError> {
     // SAFETY: the buffer is alive (its view is held by the caller).
-    let (memory_type, usage) =
-        unsafe { (sys::iree_hal_buffer_memory_type(buffer), sys::iree_hal_buffer_allowed_usage(buffer)) };
-    let host_visible = memory_type & sys::iree_hal_memory_type_bits_t_IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0;
-    let mappable = usage & sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_MAPPING_SCOPED != 0;
+    let (memory_type, usage) = unsafe {
+        (
+            sys::iree_hal_buffer_memory_type(buffer),
+            sys::iree_hal_buffer_allowed_usage(buffer),
+        )
+    };
+    let host_visible =
+        memory_type & sys::iree_hal_memory_type_bits_t_IREE_HAL_MEMORY_TYPE_HOST_VISIBLE != 0;
+    let mappable =
+        usage & sys::iree_hal_buffer_usage_bits_t_IREE_HAL_BUFFER_USAGE_MAPPING_SCOPED != 0;
     if !(host_visible && mappable) {
         return Ok(None);
     }

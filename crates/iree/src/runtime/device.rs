@@ -161,10 +161,11 @@ fn create_hal_module(
         axis_table_capacity: 256,
         session_epoch: 1,
         machine_index: 0,
-        ..Default::default()
     };
     // SAFETY: the out-pointer is valid.
-    check(unsafe { sys::iree_async_frontier_tracker_create(options, host_allocator(), &mut tracker) })?;
+    check(unsafe {
+        sys::iree_async_frontier_tracker_create(options, host_allocator(), &mut tracker)
+    })?;
     let mut group = std::ptr::null_mut();
     // SAFETY: `device` and `tracker` are live; the group retains both.
     let grouped = check(unsafe {

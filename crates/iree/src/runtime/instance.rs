@@ -59,7 +59,10 @@ fn create() -> Result<Instance, RuntimeError> {
         // SAFETY: `vm` is ours and nothing else refers to it yet.
         unsafe { sys::iree_vm_instance_release(vm) };
     }
-    Ok(Instance { vm, drivers: drivers? })
+    Ok(Instance {
+        vm,
+        drivers: drivers?,
+    })
 }
 
 fn register_types_and_drivers(

@@ -102,15 +102,22 @@ impl Module {
         let session = self.take_session()?;
         let mut raw = sys::iree_vm_function_t::default();
         // SAFETY: the context is alive and ours for the duration; the name outlives the call.
-        let status = unsafe { sys::iree_vm_context_resolve_function(session.context, view(&qualified), &mut raw) };
+        let status = unsafe {
+            sys::iree_vm_context_resolve_function(session.context, view(&qualified), &mut raw)
+        };
         self.give_back(session);
-        check(status).map_err(|error| RuntimeError::Usage(format!("no function {qualified:?} in module: {error}")))?;
+        check(status).map_err(|error| {
+            RuntimeError::Usage(format!("no function {qualified:?} in module: {error}"))
+        })?;
         if raw.module != self.raw {
             return Err(RuntimeError::Usage(format!(
                 "{qualified:?} is not a function of this module"
             )));
         }
-        Ok(Function { raw, name: qualified })
+        Ok(Function {
+            raw,
+            name: qualified,
+        })
     }
 
     /// Calls `function` with host inputs and returns its results.
@@ -119,7 +126,11 @@ impl Module {
     /// devices; others are copied. The call is synchronous: when it returns, IREE holds
     /// no reference to any input. IREE checks shapes and element types against the
     /// function's signature and a mismatch is an `Err`.
-    pub fn call(&self, function: &Function, inputs: &[HostInput<'_>]) -> Result<Vec<OutputBuffer>, RuntimeError> {
+    pub fn call(
+        &self,
+        function: &Function,
+        inputs: &[HostInput<'_>],
+    ) -> Result<Vec<OutputBuffer>, RuntimeError> {
         if function.raw.module != self.raw {
             return Err(RuntimeError::Usage(format!(
                 "{:?} belongs to another module",
@@ -137,7 +148,11 @@ impl Module {
     }
 
     fn take_session(&self) -> Result<Session, RuntimeError> {
-        let idle = self.sessions.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).pop();
+        let idle = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
         match idle {
             Some(session) => Ok(session),
             None => self.new_session(),
@@ -178,7 +193,10 @@ struct Session {
 }
 
 impl Session {
-    fn new(vm: *mut sys::iree_vm_instance_t, mut modules: [*mut sys::iree_vm_module_t; 2]) -> Result<Session, RuntimeError> {
+    fn new(
+        vm: *mut sys::iree_vm_instance_t,
+        mut modules: [*mut sys::iree_vm_module_t; 2],
+    ) -> Result<Session, RuntimeError> {
         let mut session = Session {
             context: std::ptr::null_mut(),
             inputs: std::ptr::null_mut(),
@@ -258,14 +276,21 @@ impl Session {
             // SAFETY: index < size; the retained reference becomes the OutputBuffer's
             // (or is released here if it is not a buffer view).
             unsafe {
-                check(sys::iree_vm_list_get_ref_retain(self.outputs, index, &mut reference))?;
+                check(sys::iree_vm_list_get_ref_retain(
+                    self.outputs,
+                    index,
+                    &mut reference,
+                ))?;
                 let is_view = sys::iree_hal_buffer_view_check_deref(reference, &mut buffer_view);
                 if !is_view.is_null() {
                     sys::iree_vm_ref_release(&mut reference);
                     return Err(RuntimeError::Usage(format!(
                         "result {index} of {:?} is not a tensor: {}",
                         function.name,
-                        check(is_view).err().map(|e| e.to_string()).unwrap_or_default()
+                        check(is_view)
+                            .err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default()
                     )));
                 }
             }

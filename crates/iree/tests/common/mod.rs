@@ -19,11 +19,18 @@ pub fn compiler() -> &'static Compiler {
 fn workspace_wheel_library() -> PathBuf {
     let lib = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.venv/lib");
     let pythons = std::fs::read_dir(&lib).unwrap_or_else(|e| {
-        panic!("no venv at {} ({e}); set IREE_COMPILER_LIBRARY", lib.display())
+        panic!(
+            "no venv at {} ({e}); set IREE_COMPILER_LIBRARY",
+            lib.display()
+        )
     });
     pythons
         .filter_map(|entry| entry.ok())
-        .map(|entry| entry.path().join("site-packages/iree/compiler/_mlir_libs/libIREECompiler.so"))
+        .map(|entry| {
+            entry
+                .path()
+                .join("site-packages/iree/compiler/_mlir_libs/libIREECompiler.so")
+        })
         .find(|path| path.exists())
         .expect("iree-base-compiler is not installed in the venv; set IREE_COMPILER_LIBRARY")
 }
@@ -85,7 +92,11 @@ impl HostArray {
         let mut storage = vec![0u8; bytes.len() + 64 + extra];
         let offset = storage.as_ptr().align_offset(64) + extra;
         storage[offset..offset + bytes.len()].copy_from_slice(bytes);
-        HostArray { storage, offset, len: bytes.len() }
+        HostArray {
+            storage,
+            offset,
+            len: bytes.len(),
+        }
     }
 
     pub fn f64(values: &[f64]) -> HostArray {
@@ -97,7 +108,11 @@ impl HostArray {
     }
 
     pub fn input<'a>(&'a self, shape: &'a [usize], element: ElementType) -> HostInput<'a> {
-        HostInput { data: self.bytes(), shape, element }
+        HostInput {
+            data: self.bytes(),
+            shape,
+            element,
+        }
     }
 }
 
@@ -106,7 +121,10 @@ pub fn f64_bytes(values: &[f64]) -> Vec<u8> {
 }
 
 pub fn f64_values(bytes: &[u8]) -> Vec<f64> {
-    bytes.chunks_exact(8).map(|c| f64::from_ne_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
@@ -114,7 +132,10 @@ pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
 }
 
 pub fn f32_values(bytes: &[u8]) -> Vec<f32> {
-    bytes.chunks_exact(4).map(|c| f32::from_ne_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 pub fn i64_bytes(values: &[i64]) -> Vec<u8> {
@@ -122,5 +143,8 @@ pub fn i64_bytes(values: &[i64]) -> Vec<u8> {
 }
 
 pub fn i64_values(bytes: &[u8]) -> Vec<i64> {
-    bytes.chunks_exact(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap())).collect()
+    bytes
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
 }
