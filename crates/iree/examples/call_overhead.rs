@@ -48,7 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ];
     for driver in ["local-sync", "local-task"] {
-        let module = Module::load(Device::new(driver, None)?, vmfb.clone())?;
+        let device = Device::new(driver, None)?;
+        let description = device.description();
+        let module = Module::load(device, vmfb.clone())?;
         let function = module.function("module.main")?;
         for _ in 0..2_000 {
             module.call(&function, &inputs)?;
@@ -64,7 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         assert_eq!(input_copy_count(), copies, "inputs were copied");
         samples.sort();
         println!(
-            "{driver}: median {:.2} us per call (p10 {:.2}, p90 {:.2}), 10 x f64 multiply, zero-copy inputs",
+            "{description}: median {:.2} us per call (p10 {:.2}, p90 {:.2}), 10 x f64 multiply, zero-copy inputs",
             samples[samples.len() / 2].as_secs_f64() * 1e6,
             samples[samples.len() / 10].as_secs_f64() * 1e6,
             samples[samples.len() * 9 / 10].as_secs_f64() * 1e6,

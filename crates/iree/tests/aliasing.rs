@@ -50,7 +50,7 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
             )
             .unwrap();
         assert_eq!(input_copy_count(), copies + 1);
-        wait_for_imports_released();
+        assert_imports_released(driver);
 
         // IREE hands an argument returned as is straight back as the result; it must be
         // copied off the caller's memory, which the caller may free right after the call.
@@ -75,7 +75,7 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
         assert!(!out[0].is_mapped());
         // The misaligned input was copied into an IREE buffer, which the result may share.
         assert!(out[1].is_mapped());
-        wait_for_imports_released();
+        assert_imports_released(driver);
         drop(a);
         drop(b);
         assert_eq!(f64_values(out[0].bytes()), [7.0, 8.0]);
@@ -84,9 +84,18 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
     }
 }
 
-/// local-sync drops its last reference to an import before `call` returns; local-task
-/// may drop it on a worker thread just after the result is signalled (after all reads).
-fn wait_for_imports_released() {
+/// local-sync drops its last reference to an import before `call` returns. local-task
+/// did too in every run seen, but a worker thread could in principle retire its command
+/// buffer (dropping, never reading, the reference) just after signalling: allow a moment.
+fn assert_imports_released(driver: &str) {
+    if driver == "local-sync" {
+        assert_eq!(
+            live_input_imports(),
+            0,
+            "imports still referenced after the call"
+        );
+        return;
+    }
     for _ in 0..1000 {
         if live_input_imports() == 0 {
             return;

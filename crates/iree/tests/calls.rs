@@ -46,6 +46,12 @@ fn one_function_at_lengths_3_5_and_0_on_both_drivers() {
 
 #[test]
 fn bare_name_is_qualified_with_the_module_name() {
+    let device = device("local-sync");
+    assert!(
+        device.description().starts_with("local-sync"),
+        "{}",
+        device.description()
+    );
     let module = load("local-sync", &mul_f64());
     assert_eq!(module.name(), "module");
     assert_eq!(module.function("main").unwrap().name(), "module.main");

@@ -6,6 +6,7 @@ use super::device::{string, view, Device};
 use super::error::{check, RuntimeError};
 use super::instance::{host_allocator, instance};
 use eerie_sys::runtime as sys;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A compiled module loaded on a device. Thread-safe: concurrent calls each run in
@@ -13,6 +14,9 @@ use std::sync::{Arc, Mutex};
 /// ever called at once.
 pub struct Module {
     raw: *mut sys::iree_vm_module_t,
+    /// Unique per loaded module in this process, so a `Function` is never used with a
+    /// module other than its own (addresses can be reused after a drop; ids cannot).
+    id: u64,
     /// Idle VM contexts. A context is not thread-safe, so each call takes one out.
     sessions: Mutex<Vec<Session>>,
     device: Arc<Device>,
@@ -31,11 +35,12 @@ unsafe impl Sync for Module {}
 #[derive(Clone, Debug)]
 pub struct Function {
     raw: sys::iree_vm_function_t,
+    module_id: u64,
     name: String,
 }
 
 // SAFETY: `iree_vm_function_t` is a module pointer plus two indices; it is only used
-// with the module it came from (checked in `call`), which outlives every call.
+// with the module it came from (checked by id in `call`), which outlives that call.
 unsafe impl Send for Function {}
 // SAFETY: as above; it is never mutated.
 unsafe impl Sync for Function {}
@@ -71,8 +76,10 @@ impl Module {
                 &mut raw,
             )
         })?;
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         let module = Module {
             raw,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             sessions: Mutex::new(Vec::new()),
             device,
             _vmfb: vmfb,
@@ -116,6 +123,7 @@ impl Module {
         }
         Ok(Function {
             raw,
+            module_id: self.id,
             name: qualified,
         })
     }
@@ -131,7 +139,7 @@ impl Module {
         function: &Function,
         inputs: &[HostInput<'_>],
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
-        if function.raw.module != self.raw {
+        if function.module_id != self.id {
             return Err(RuntimeError::Usage(format!(
                 "{:?} belongs to another module",
                 function.name
