@@ -1,5 +1,19 @@
 //! IREE for pytensor-mlir: the in-process compiler, a disk cache of compiled modules,
 //! and a runtime that calls them on host arrays with as few copies as IREE allows.
+//!
+//! The usual flow: [`Compiler::compile`] (or [`DiskCache::get`]) gives VMFB bytes,
+//! [`Module::load`] puts them on a [`Device`], [`Module::function`] resolves
+//! `"module.main"` once (`func.func @main` in an unnamed MLIR module lives in the VM
+//! module named `module`), and [`Module::call`] runs it on [`HostInput`]s, returning
+//! [`OutputBuffer`]s.
+//!
+//! Zero copy, both ways, on local CPU devices: inputs whose bytes start on a
+//! [`IMPORT_ALIGNMENT`] (64-byte) boundary are handed to IREE in place; results are IREE's
+//! own buffers, mapped. A result that is an input returned as is gets copied, so no result
+//! ever aliases the caller's memory.
+//!
+//! Linking this crate replaces IREE's FPU state functions (see [`fpu`]): dispatches run
+//! with IEEE semantics, subnormals included.
 
 pub mod cache;
 pub mod compile;
