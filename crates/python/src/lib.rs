@@ -1,1 +1,33 @@
-//! placeholder
+//! `pytensor_mlir._core`: the Python face of the Rust core. numpy in and out, errors as
+//! Python exceptions, the GIL released while IREE compiles or runs.
+
+mod arrays;
+mod backend;
+mod compiled;
+mod errors;
+
+use pyo3::prelude::*;
+
+/// How many times this process ran the IREE compiler (disk-cache hits excluded).
+#[pyfunction]
+fn compiler_invocations() -> u64 {
+    pytensor_mlir_iree::compile::invocation_count()
+}
+
+/// How many inputs were copied rather than handed to IREE in place.
+#[pyfunction]
+fn input_copies() -> u64 {
+    pytensor_mlir_iree::runtime::input_copy_count()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(compiled::compile_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(compiler_invocations, m)?)?;
+    m.add_function(wrap_pyfunction!(input_copies, m)?)?;
+    m.add_class::<compiled::CompiledFunction>()?;
+    m.add_class::<arrays::ResultBuffer>()?;
+    m.add("CompileError", m.py().get_type::<errors::CompileError>())?;
+    m.add("IreeRuntimeError", m.py().get_type::<errors::IreeRuntimeError>())?;
+    Ok(())
+}

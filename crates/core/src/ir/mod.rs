@@ -1,0 +1,8 @@
+//! The graph IR: the generic export, and the typed graph validated from it.
+
+pub mod export;
+pub mod graph;
+pub mod ops;
+
+pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};
+pub use ops::{Op, ScalarOp};

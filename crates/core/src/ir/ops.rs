@@ -1,0 +1,159 @@
+//! The Ops this backend understands, typed. Each variant is named after its PyTensor class.
+
+use super::export::ExportedOp;
+use super::graph::ScalarGraph;
+use serde_json::Value;
+
+/// A tensor-level Op of a `FunctionGraph`.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// `Elemwise(scalar_op)`: the scalar op applied with PyTensor's broadcasting.
+    Elemwise(ScalarOp),
+    /// `DimShuffle`: `new_order` holds input axes, `None` for an inserted broadcastable axis.
+    DimShuffle { input_ndim: usize, new_order: Vec<Option<usize>> },
+    /// `DeepCopyOp`: a fresh copy, so an output never aliases an input.
+    DeepCopy,
+    /// `Dot` (and `Dot22`): matrix and vector products, inputs of rank 1 or 2.
+    Dot,
+}
+
+/// A scalar op as held by an `Elemwise` or inside a `Composite`.
+#[derive(Debug, Clone)]
+pub enum ScalarOp {
+    Add,
+    Sub,
+    Mul,
+    TrueDiv,
+    IntDiv,
+    Mod,
+    Neg,
+    Abs,
+    Pow,
+    Maximum,
+    Minimum,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Neq,
+    And,
+    Or,
+    Xor,
+    Invert,
+    Switch,
+    Sqr,
+    Sqrt,
+    Exp,
+    Log,
+    /// The target dtype is the node's output type.
+    Cast,
+    Identity,
+    /// `second(a, b)`: `b` broadcast to the shape of both.
+    Second,
+    Composite(Box<ScalarGraph>),
+}
+
+impl ScalarOp {
+    /// The op for a scalar class name, without props; `None` if unknown here.
+    fn from_name(name: &str) -> Option<ScalarOp> {
+        use ScalarOp::*;
+        Some(match name {
+            "Add" => Add,
+            "Sub" => Sub,
+            "Mul" => Mul,
+            "TrueDiv" => TrueDiv,
+            "IntDiv" => IntDiv,
+            "Mod" => Mod,
+            "Neg" => Neg,
+            "Abs" => Abs,
+            "Pow" => Pow,
+            "Maximum" | "ScalarMaximum" => Maximum,
+            "Minimum" | "ScalarMinimum" => Minimum,
+            "LT" => Lt,
+            "GT" => Gt,
+            "LE" => Le,
+            "GE" => Ge,
+            "EQ" => Eq,
+            "NEQ" => Neq,
+            "AND" => And,
+            "OR" => Or,
+            "XOR" => Xor,
+            "Invert" => Invert,
+            "Switch" => Switch,
+            "Sqr" => Sqr,
+            "Sqrt" => Sqrt,
+            "Exp" => Exp,
+            "Log" => Log,
+            "Cast" => Cast,
+            "Identity" => Identity,
+            "Second" => Second,
+            _ => return None,
+        })
+    }
+
+    pub fn parse(op: &ExportedOp) -> Result<ScalarOp, String> {
+        if op.type_name == "Composite" {
+            let graph = op
+                .props
+                .get("fgraph")
+                .and_then(|v| v.get("$graph"))
+                .ok_or("Composite without an exported fgraph")?;
+            let exported = serde_json::from_value(graph.clone()).map_err(|e| e.to_string())?;
+            return Ok(ScalarOp::Composite(Box::new(ScalarGraph::from_export(&exported)?)));
+        }
+        ScalarOp::from_name(&op.type_name).ok_or_else(|| "no lowering rule for this scalar op".into())
+    }
+}
+
+impl Op {
+    /// Types the exported op, or says why it cannot be lowered.
+    pub fn parse(op: &ExportedOp) -> Result<Op, String> {
+        match op.type_name.as_str() {
+            "Elemwise" => {
+                let scalar = nested_op(op, "scalar_op")?;
+                ScalarOp::parse(&scalar)
+                    .map(Op::Elemwise)
+                    .map_err(|why| format!("scalar op {}: {why}", scalar.describe()))
+            }
+            "DimShuffle" => {
+                let input_ndim = prop_usize(op, "input_ndim")?;
+                let new_order = prop_list(op, "new_order")?
+                    .iter()
+                    .map(|v| match v {
+                        Value::String(s) if s == "x" => Ok(None),
+                        v => v.as_u64().map(|a| Some(a as usize)).ok_or("bad new_order entry"),
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(Op::DimShuffle { input_ndim, new_order })
+            }
+            "DeepCopyOp" => Ok(Op::DeepCopy),
+            "Dot" | "Dot22" => Ok(Op::Dot),
+            _ => Err("no lowering rule for this Op".into()),
+        }
+    }
+}
+
+fn nested_op(op: &ExportedOp, prop: &str) -> Result<ExportedOp, String> {
+    let v = op
+        .props
+        .get(prop)
+        .and_then(|v| v.get("$op"))
+        .ok_or_else(|| format!("prop {prop} is not an Op"))?;
+    serde_json::from_value(v.clone()).map_err(|e| e.to_string())
+}
+
+fn prop_usize(op: &ExportedOp, prop: &str) -> Result<usize, String> {
+    op.props
+        .get(prop)
+        .and_then(Value::as_u64)
+        .map(|v| v as usize)
+        .ok_or_else(|| format!("prop {prop} is not a non-negative integer"))
+}
+
+fn prop_list<'a>(op: &'a ExportedOp, prop: &str) -> Result<&'a Vec<Value>, String> {
+    op.props
+        .get(prop)
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("prop {prop} is not a list"))
+}

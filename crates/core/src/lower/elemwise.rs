@@ -1,0 +1,172 @@
+//! `Elemwise`: one `linalg.generic` over the output's shape, with PyTensor's broadcasting
+//! (a dim broadcasts only where its static size is 1) spelled as constant indexing maps.
+
+use super::scalar::{self, Flags, Scalar};
+use super::shapes::Dim;
+use super::{tensor_type, Context, ErrorKind, RuntimeCheck};
+use crate::dtype::DType;
+use crate::ir::{Node, ScalarOp, TensorType};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IteratorType, ScalarType, Value};
+
+/// The scalar op's PyTensor-style name, for messages.
+pub fn scalar_name(op: &ScalarOp) -> String {
+    match op {
+        ScalarOp::Composite(_) => "Composite".into(),
+        op => format!("{op:?}").to_lowercase(),
+    }
+}
+
+/// Tensors made by an elementwise generic: the outputs, then flag tensors (`i8`, output
+/// shape) for each error kind the scalar code may raise.
+struct Generated {
+    outputs: Vec<Value>,
+    zero_division: Option<Value>,
+    zero_modulo: Option<Value>,
+}
+
+/// Applies `op` elementwise to `ins` (all of the outputs' rank), writing outputs of types
+/// `outs`. `source[d]` is an input whose dim `d` gives the output's size there.
+fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[TensorType]) -> Result<Generated, String> {
+    let rank = outs[0].ndim();
+    let mut sizes = Vec::new();
+    for d in 0..rank {
+        if outs[0].shape[d].is_some() {
+            continue;
+        }
+        let (src, _) = ins
+            .iter()
+            .find(|(_, t)| !t.broadcastable(d))
+            .ok_or_else(|| format!("output dim {d} is dynamic but every input broadcasts there"))?;
+        sizes.push(b.tensor_dim(src, d));
+    }
+    let out_dtypes: Vec<DType> = outs.iter().map(|t| t.dtype).collect();
+    let (raises_div, raises_mod) = scalar::may_raise(op, &out_dtypes);
+    let mut inits: Vec<Value> = outs.iter().map(|t| b.tensor_empty(tensor_type(t), &sizes)).collect();
+    let flag_type = crate::mlir::TensorType::new(outs[0].shape.clone(), ScalarType::I8);
+    for raises in [raises_div, raises_mod] {
+        if raises {
+            inits.push(b.tensor_empty(flag_type.clone(), &sizes));
+        }
+    }
+    let mut maps: Vec<AffineMap> = ins
+        .iter()
+        .map(|(_, t)| AffineMap {
+            dims: rank,
+            results: (0..rank)
+                .map(|d| if t.broadcastable(d) { AffineExpr::Constant(0) } else { AffineExpr::Dim(d) })
+                .collect(),
+        })
+        .collect();
+    maps.extend(std::iter::repeat_n(AffineMap::identity(rank), inits.len()));
+    let iterators = vec![IteratorType::Parallel; rank];
+    let in_dtypes: Vec<DType> = ins.iter().map(|(_, t)| t.dtype).collect();
+    let results = b.linalg_generic(&ins.iter().map(|(v, _)| v.clone()).collect::<Vec<_>>(), &inits, &maps, &iterators, |body, args| {
+        let scalars: Vec<Scalar> = args
+            .iter()
+            .zip(&in_dtypes)
+            .map(|(a, &dtype)| Scalar { value: load(body, a, dtype), dtype })
+            .collect();
+        let mut flags = Flags::default();
+        let results = scalar::lower(body, op, &scalars, &out_dtypes, &mut flags)?;
+        let mut yields: Vec<Value> = results.iter().zip(&out_dtypes).map(|(r, &d)| store(body, r, d)).collect();
+        for (raises, flag) in [(raises_div, flags.zero_division), (raises_mod, flags.zero_modulo)] {
+            if raises {
+                let f = flag.ok_or("a scalar op declared an error it never checks")?;
+                yields.push(body.cast(Cast::ExtUI, &f, ScalarType::I8));
+            }
+        }
+        Ok::<_, String>(yields)
+    })?;
+    let mut rest = results[outs.len()..].iter().cloned();
+    Ok(Generated {
+        outputs: results[..outs.len()].to_vec(),
+        zero_division: if raises_div { rest.next() } else { None },
+        zero_modulo: if raises_mod { rest.next() } else { None },
+    })
+}
+
+/// A tensor element as scalar code sees it: bool bytes become `i1`.
+fn load(b: &mut Block, arg: &Value, dtype: DType) -> Value {
+    if dtype == DType::Bool {
+        let z = b.constant_int(0, ScalarType::I8);
+        b.cmpi(CmpI::Ne, arg, &z)
+    } else {
+        arg.clone()
+    }
+}
+
+/// A scalar result as a tensor element: converted to the output dtype, bool as a byte.
+fn store(b: &mut Block, r: &Scalar, dtype: DType) -> Value {
+    let v = scalar::convert(b, r, dtype).value;
+    if dtype == DType::Bool {
+        b.cast(Cast::ExtUI, &v, ScalarType::I8)
+    } else {
+        v
+    }
+}
+
+/// `any(flags)` of an `i8` flag tensor, as a `tensor<i8>`.
+fn any(b: &mut Block, flags: &Value) -> Value {
+    let rank = flags.tensor().rank();
+    let acc_type = crate::mlir::TensorType::new(vec![], ScalarType::I8);
+    let empty = b.tensor_empty(acc_type, &[]);
+    let zero = b.constant_int(0, ScalarType::I8);
+    let init = b.linalg_fill(&zero, &empty);
+    let maps = [AffineMap::identity(rank), AffineMap { dims: rank, results: vec![] }];
+    let result = b.linalg_generic(&[flags.clone()], &[init], &maps, &vec![IteratorType::Reduction; rank], |body, args| {
+        Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
+    });
+    result.expect("the reduction body cannot fail").remove(0)
+}
+
+/// `x` as `to`, elementwise (for rules that need their inputs in one dtype).
+pub fn cast(b: &mut Block, x: &Value, from: &TensorType, to: DType) -> Result<Value, String> {
+    if from.dtype == to {
+        return Ok(x.clone());
+    }
+    let out = TensorType { dtype: to, shape: from.shape.clone() };
+    Ok(generate(b, &ScalarOp::Cast, &[(x.clone(), from.clone())], &[out])?.outputs.remove(0))
+}
+
+pub fn lower(cx: &mut Context, b: &mut Block, node: &Node, op: &ScalarOp, name: &str) -> Result<(), String> {
+    let outs: Vec<TensorType> = node.outputs.iter().map(|&o| cx.graph.ty(o).clone()).collect();
+    let rank = outs[0].ndim();
+    let mut ins = Vec::with_capacity(node.inputs.len());
+    for &i in &node.inputs {
+        let t = cx.graph.ty(i).clone();
+        if t.ndim() != rank {
+            return Err(format!("input of rank {} for an output of rank {rank}", t.ndim()));
+        }
+        ins.push((cx.value(b, i)?, t));
+    }
+    // Output dims, and the run-time equalities of every non-broadcast input dim.
+    let mut dims = Vec::with_capacity(rank);
+    for d in 0..rank {
+        let mut chosen: Option<Dim> = None;
+        for (&i, (_, t)) in node.inputs.iter().zip(&ins) {
+            if t.broadcastable(d) {
+                continue;
+            }
+            let dim = cx.dims(i)[d];
+            match chosen {
+                None => chosen = Some(dim),
+                Some(c) => cx.require_equal(c, dim, name),
+            }
+        }
+        dims.push(chosen.unwrap_or(Dim::Static(1)));
+    }
+    let generated = generate(b, op, &ins, &outs)?;
+    for (kind_flags, message) in [
+        (&generated.zero_division, "integer division by zero"),
+        (&generated.zero_modulo, "integer modulo by zero"),
+    ] {
+        if let Some(flags) = kind_flags {
+            let flag = any(b, flags);
+            cx.add_check(flag, RuntimeCheck { kind: ErrorKind::ZeroDivision, message: message.into() });
+        }
+    }
+    for (&o, v) in node.outputs.iter().zip(generated.outputs) {
+        cx.define(o, v, dims.clone());
+    }
+    Ok(())
+}

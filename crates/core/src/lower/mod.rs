@@ -1,0 +1,183 @@
+//! Lowering the graph IR to one MLIR function: a driver, and one rule per Op in the
+//! modules named after PyTensor's own (elemwise, shape, blas, basic).
+
+mod basic;
+mod blas;
+mod elemwise;
+pub mod scalar;
+mod shape;
+pub mod shapes;
+
+use crate::ir::{Graph, GraphError, Node, Op, TensorType, Unsupported, VarId};
+use crate::mlir::{self, Block, Function, Type, Value};
+use shapes::{Dim, ShapeCheck};
+
+/// The name of the lowered function; IREE exposes it as `module.main`.
+pub const ENTRY: &str = "main";
+
+/// The Python exception a run-time check raises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    ZeroDivision,
+}
+
+/// A run-time error the kernels report through an extra `tensor<i8>` result: nonzero
+/// means some element failed and the call raises.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeCheck {
+    pub kind: ErrorKind,
+    pub message: String,
+}
+
+/// What the runtime needs to call the lowered function and to give PyTensor its outputs.
+#[derive(Debug, Clone)]
+pub struct Lowered {
+    pub mlir: String,
+    /// The graph inputs, in order: the function's arguments.
+    pub inputs: Vec<TensorType>,
+    pub input_names: Vec<String>,
+    /// The function's tensor results, without the check flags that follow them.
+    pub results: Vec<TensorType>,
+    /// For each graph output, the index of its result (an output listed twice is one result).
+    pub outputs: Vec<usize>,
+    /// The flag results after `results`, in order.
+    pub checks: Vec<RuntimeCheck>,
+    /// Shape equalities verified on the inputs before every call.
+    pub shape_checks: Vec<ShapeCheck>,
+}
+
+/// The state of one lowering: MLIR values and symbolic dims of the variables so far.
+pub struct Context<'g> {
+    pub graph: &'g Graph,
+    values: Vec<Option<Value>>,
+    dims: Vec<Option<Vec<Dim>>>,
+    shape_checks: Vec<ShapeCheck>,
+    checks: Vec<(Value, RuntimeCheck)>,
+}
+
+/// The MLIR tensor type of a PyTensor tensor type.
+pub fn tensor_type(t: &TensorType) -> mlir::TensorType {
+    mlir::TensorType::new(t.shape.clone(), scalar::storage_type(t.dtype))
+}
+
+impl<'g> Context<'g> {
+    /// The MLIR value of `v`, writing a constant's value where it is first used.
+    pub fn value(&mut self, b: &mut Block, v: VarId) -> Result<Value, String> {
+        if let Some(value) = &self.values[v] {
+            return Ok(value.clone());
+        }
+        let var = &self.graph.variables[v];
+        let bytes = var.constant.as_ref().ok_or_else(|| format!("variable {v} is used before it is computed"))?;
+        let value = basic::constant(b, &var.ty, bytes);
+        self.values[v] = Some(value.clone());
+        Ok(value)
+    }
+
+    /// The symbolic dims of `v` (constants and static dims are static).
+    pub fn dims(&self, v: VarId) -> Vec<Dim> {
+        match &self.dims[v] {
+            Some(d) => d.clone(),
+            None => self.graph.ty(v).shape.iter().map(|d| Dim::Static(d.unwrap_or(0))).collect(),
+        }
+    }
+
+    /// Records what a rule computed for `v`.
+    pub fn define(&mut self, v: VarId, value: Value, dims: Vec<Dim>) {
+        self.values[v] = Some(value);
+        self.dims[v] = Some(dims);
+    }
+
+    /// Requires `left == right` at run time, checked before the call.
+    pub fn require_equal(&mut self, left: Dim, right: Dim, op: &str) {
+        if left != right {
+            self.shape_checks.push(ShapeCheck { left, right, op: op.to_string() });
+        }
+    }
+
+    /// Adds a flag result (`tensor<i8>`, nonzero on failure) to the function.
+    pub fn add_check(&mut self, flag: Value, check: RuntimeCheck) {
+        self.checks.push((flag, check));
+    }
+}
+
+fn op_name(node: &Node) -> String {
+    match &node.op {
+        Op::Elemwise(s) => format!("Elemwise{{{}}}", elemwise::scalar_name(s)),
+        op => format!("{op:?}").split([' ', '{', '(']).next().unwrap_or("?").to_string(),
+    }
+}
+
+fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    let name = op_name(node);
+    match &node.op {
+        Op::Elemwise(s) => elemwise::lower(cx, b, node, s, &name),
+        Op::DimShuffle { new_order, .. } => shape::dimshuffle(cx, b, node, new_order),
+        Op::DeepCopy => basic::deep_copy(cx, b, node),
+        Op::Dot => blas::dot(cx, b, node, &name),
+    }
+}
+
+/// Lowers the whole graph, gathering every node that fails rather than stopping at one.
+pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
+    let n = graph.variables.len();
+    let arg_types: Vec<Type> = graph.inputs.iter().map(|&i| tensor_type(graph.ty(i)).into()).collect();
+    let mut f = Function::new(ENTRY, arg_types);
+    let mut cx = Context {
+        graph,
+        values: vec![None; n],
+        dims: vec![None; n],
+        shape_checks: Vec::new(),
+        checks: Vec::new(),
+    };
+    for (pos, &v) in graph.inputs.iter().enumerate() {
+        let dims = graph
+            .ty(v)
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(axis, d)| match d {
+                Some(s) => Dim::Static(*s),
+                None => Dim::Input { input: pos, axis },
+            })
+            .collect();
+        cx.define(v, f.args()[pos].clone(), dims);
+    }
+    let mut failures = Vec::new();
+    for node in &graph.nodes {
+        if let Err(reason) = lower_node(&mut cx, f.body(), node) {
+            failures.push(Unsupported { op: op_name(node), reason });
+        }
+    }
+    if !failures.is_empty() {
+        return Err(GraphError::Unsupported(failures));
+    }
+    let mut results: Vec<VarId> = Vec::new();
+    let mut outputs = Vec::with_capacity(graph.outputs.len());
+    for &o in &graph.outputs {
+        let index = results.iter().position(|&r| r == o).unwrap_or_else(|| {
+            results.push(o);
+            results.len() - 1
+        });
+        outputs.push(index);
+    }
+    let mut values = Vec::with_capacity(results.len() + cx.checks.len());
+    for &r in &results {
+        values.push(cx.value(f.body(), r).map_err(GraphError::Invalid)?);
+    }
+    values.extend(cx.checks.iter().map(|(v, _)| v.clone()));
+    let input_names = graph
+        .inputs
+        .iter()
+        .enumerate()
+        .map(|(pos, &v)| graph.variables[v].name.clone().unwrap_or_else(|| format!("input {pos}")))
+        .collect();
+    Ok(Lowered {
+        mlir: f.finish(&values),
+        inputs: graph.inputs.iter().map(|&i| graph.ty(i).clone()).collect(),
+        input_names,
+        results: results.iter().map(|&r| graph.ty(r).clone()).collect(),
+        outputs,
+        checks: cx.checks.into_iter().map(|(_, c)| c).collect(),
+        shape_checks: cx.shape_checks,
+    })
+}

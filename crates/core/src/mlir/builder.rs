@@ -1,0 +1,523 @@
+//! The typed MLIR builder: the only code that spells MLIR syntax. Values carry their
+//! types, SSA names are generated, and every op checks what it can of its operands.
+
+use super::types::{ScalarType, TensorType, Type};
+use std::cell::Cell;
+use std::fmt::Write;
+use std::rc::Rc;
+
+/// An SSA value and its type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Value {
+    name: String,
+    ty: Type,
+}
+
+impl Value {
+    pub fn ty(&self) -> &Type {
+        &self.ty
+    }
+
+    /// The scalar type of a scalar value; calling this on a tensor is a lowering bug.
+    pub fn scalar(&self) -> ScalarType {
+        match &self.ty {
+            Type::Scalar(s) => *s,
+            Type::Tensor(t) => panic!("{} is a tensor ({t}), not a scalar", self.name),
+        }
+    }
+
+    /// The tensor type of a tensor value; calling this on a scalar is a lowering bug.
+    pub fn tensor(&self) -> &TensorType {
+        match &self.ty {
+            Type::Tensor(t) => t,
+            Type::Scalar(s) => panic!("{} is a scalar ({s}), not a tensor", self.name),
+        }
+    }
+}
+
+/// Binary `arith` ops whose result has the operands' type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arith {
+    AddF,
+    SubF,
+    MulF,
+    DivF,
+    RemF,
+    /// NaN-propagating, like numpy's maximum/minimum.
+    MaximumF,
+    MinimumF,
+    AddI,
+    SubI,
+    MulI,
+    DivSI,
+    DivUI,
+    RemSI,
+    RemUI,
+    FloorDivSI,
+    MaxSI,
+    MaxUI,
+    MinSI,
+    MinUI,
+    AndI,
+    OrI,
+    XOrI,
+}
+
+impl Arith {
+    fn mnemonic(self) -> &'static str {
+        use Arith::*;
+        match self {
+            AddF => "arith.addf",
+            SubF => "arith.subf",
+            MulF => "arith.mulf",
+            DivF => "arith.divf",
+            RemF => "arith.remf",
+            MaximumF => "arith.maximumf",
+            MinimumF => "arith.minimumf",
+            AddI => "arith.addi",
+            SubI => "arith.subi",
+            MulI => "arith.muli",
+            DivSI => "arith.divsi",
+            DivUI => "arith.divui",
+            RemSI => "arith.remsi",
+            RemUI => "arith.remui",
+            FloorDivSI => "arith.floordivsi",
+            MaxSI => "arith.maxsi",
+            MaxUI => "arith.maxui",
+            MinSI => "arith.minsi",
+            MinUI => "arith.minui",
+            AndI => "arith.andi",
+            OrI => "arith.ori",
+            XOrI => "arith.xori",
+        }
+    }
+
+    fn is_float(self) -> bool {
+        use Arith::*;
+        matches!(self, AddF | SubF | MulF | DivF | RemF | MaximumF | MinimumF)
+    }
+}
+
+/// Unary `math` ops on one float operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MathUnary {
+    Sqrt,
+    Exp,
+    Log,
+    AbsF,
+    Floor,
+    Trunc,
+}
+
+impl MathUnary {
+    fn mnemonic(self) -> &'static str {
+        match self {
+            MathUnary::Sqrt => "math.sqrt",
+            MathUnary::Exp => "math.exp",
+            MathUnary::Log => "math.log",
+            MathUnary::AbsF => "math.absf",
+            MathUnary::Floor => "math.floor",
+            MathUnary::Trunc => "math.trunc",
+        }
+    }
+}
+
+/// `arith.cmpf` predicates. Ordered (`O*`) is false on NaN, unordered (`U*`) true.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpF {
+    Oeq,
+    Olt,
+    Ole,
+    Ogt,
+    Oge,
+    Une,
+    Uno,
+}
+
+/// `arith.cmpi` predicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CmpI {
+    Eq,
+    Ne,
+    Slt,
+    Sle,
+    Sgt,
+    Sge,
+    Ult,
+    Ule,
+    Ugt,
+    Uge,
+}
+
+/// Conversions between scalar types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cast {
+    ExtF,
+    TruncF,
+    ExtSI,
+    ExtUI,
+    TruncI,
+    SIToFP,
+    UIToFP,
+    FPToSI,
+    FPToUI,
+}
+
+impl Cast {
+    fn mnemonic(self) -> &'static str {
+        match self {
+            Cast::ExtF => "arith.extf",
+            Cast::TruncF => "arith.truncf",
+            Cast::ExtSI => "arith.extsi",
+            Cast::ExtUI => "arith.extui",
+            Cast::TruncI => "arith.trunci",
+            Cast::SIToFP => "arith.sitofp",
+            Cast::UIToFP => "arith.uitofp",
+            Cast::FPToSI => "arith.fptosi",
+            Cast::FPToUI => "arith.fptoui",
+        }
+    }
+}
+
+/// Linalg named contractions, all `ins(a, b) outs(c)` with `c += a * b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Contraction {
+    Matmul,
+    Matvec,
+    Vecmat,
+    Dot,
+}
+
+/// One result of an affine map: an iteration dim or a constant index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AffineExpr {
+    Dim(usize),
+    Constant(i64),
+}
+
+/// `affine_map<(d0, ..) -> (..)>` over `dims` iteration dims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffineMap {
+    pub dims: usize,
+    pub results: Vec<AffineExpr>,
+}
+
+impl AffineMap {
+    pub fn identity(dims: usize) -> AffineMap {
+        AffineMap { dims, results: (0..dims).map(AffineExpr::Dim).collect() }
+    }
+
+    fn write(&self, out: &mut String) {
+        let dims: Vec<String> = (0..self.dims).map(|d| format!("d{d}")).collect();
+        let results: Vec<String> = self
+            .results
+            .iter()
+            .map(|r| match r {
+                AffineExpr::Dim(d) => format!("d{d}"),
+                AffineExpr::Constant(c) => c.to_string(),
+            })
+            .collect();
+        write!(out, "affine_map<({}) -> ({})>", dims.join(", "), results.join(", ")).unwrap();
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IteratorType {
+    Parallel,
+    Reduction,
+}
+
+/// A block of ops being written; nested regions share the SSA name counter.
+pub struct Block {
+    text: String,
+    indent: usize,
+    counter: Rc<Cell<usize>>,
+}
+
+fn join_names(values: &[Value]) -> String {
+    values.iter().map(|v| v.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn join_types(values: &[Value]) -> String {
+    values.iter().map(|v| v.ty.to_string()).collect::<Vec<_>>().join(", ")
+}
+
+impl Block {
+    fn new(indent: usize, counter: Rc<Cell<usize>>) -> Block {
+        Block { text: String::new(), indent, counter }
+    }
+
+    fn fresh(&self) -> String {
+        let n = self.counter.get();
+        self.counter.set(n + 1);
+        format!("%v{n}")
+    }
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.text.push_str("  ");
+        }
+        self.text.push_str(s);
+        self.text.push('\n');
+    }
+
+    /// Writes `%name = <rhs>` and returns the value of type `ty`.
+    fn def(&mut self, ty: Type, rhs: String) -> Value {
+        let name = self.fresh();
+        self.line(&format!("{name} = {rhs}"));
+        Value { name, ty }
+    }
+
+    pub fn constant_int(&mut self, value: i64, ty: ScalarType) -> Value {
+        assert!(!ty.is_float(), "integer constant of float type {ty}");
+        let literal = match (ty, value) {
+            (ScalarType::I1, 0) => "false".to_string(),
+            (ScalarType::I1, _) => "true".to_string(),
+            _ => value.to_string(),
+        };
+        self.def(ty.into(), format!("arith.constant {literal} : {ty}"))
+    }
+
+    pub fn constant_index(&mut self, value: i64) -> Value {
+        self.constant_int(value, ScalarType::Index)
+    }
+
+    /// A float constant from its bit pattern, so nan payloads, infinities, -0.0 and
+    /// subnormals survive exactly.
+    pub fn constant_float_bits(&mut self, bits: u64, ty: ScalarType) -> Value {
+        let literal = match ty {
+            ScalarType::F16 => format!("0x{:04X}", bits as u16),
+            ScalarType::F32 => format!("0x{:08X}", bits as u32),
+            ScalarType::F64 => format!("0x{bits:016X}"),
+            _ => panic!("float constant of non-float type {ty}"),
+        };
+        self.def(ty.into(), format!("arith.constant {literal} : {ty}"))
+    }
+
+    pub fn constant_f64(&mut self, value: f64, ty: ScalarType) -> Value {
+        match ty {
+            ScalarType::F32 => self.constant_float_bits((value as f32).to_bits() as u64, ty),
+            ScalarType::F64 => self.constant_float_bits(value.to_bits(), ty),
+            _ => panic!("constant_f64 of type {ty}"),
+        }
+    }
+
+    /// A dense tensor constant from its raw little-endian bytes (C order).
+    pub fn constant_dense(&mut self, ty: TensorType, bytes: &[u8]) -> Value {
+        let mut hex = String::with_capacity(2 * bytes.len());
+        for b in bytes {
+            write!(hex, "{b:02X}").unwrap();
+        }
+        self.def(ty.clone().into(), format!("arith.constant dense<\"0x{hex}\"> : {ty}"))
+    }
+
+    pub fn arith(&mut self, op: Arith, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "{} on mismatched types", op.mnemonic());
+        assert_eq!(op.is_float(), a.scalar().is_float(), "{} on {}", op.mnemonic(), a.ty);
+        self.def(a.ty.clone(), format!("{} {}, {} : {}", op.mnemonic(), a.name, b.name, a.ty))
+    }
+
+    pub fn negf(&mut self, a: &Value) -> Value {
+        self.def(a.ty.clone(), format!("arith.negf {} : {}", a.name, a.ty))
+    }
+
+    pub fn math(&mut self, op: MathUnary, a: &Value) -> Value {
+        assert!(a.scalar().is_float(), "{} on {}", op.mnemonic(), a.ty);
+        self.def(a.ty.clone(), format!("{} {} : {}", op.mnemonic(), a.name, a.ty))
+    }
+
+    pub fn absi(&mut self, a: &Value) -> Value {
+        self.def(a.ty.clone(), format!("math.absi {} : {}", a.name, a.ty))
+    }
+
+    pub fn powf(&mut self, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "math.powf on mismatched types");
+        self.def(a.ty.clone(), format!("math.powf {}, {} : {}", a.name, b.name, a.ty))
+    }
+
+    /// `a * b + c` rounded once.
+    pub fn fma(&mut self, a: &Value, b: &Value, c: &Value) -> Value {
+        assert!(a.ty == b.ty && b.ty == c.ty, "math.fma on mismatched types");
+        self.def(a.ty.clone(), format!("math.fma {}, {}, {} : {}", a.name, b.name, c.name, a.ty))
+    }
+
+    /// `|a|` with the sign of `b`.
+    pub fn copysign(&mut self, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "math.copysign on mismatched types");
+        self.def(a.ty.clone(), format!("math.copysign {}, {} : {}", a.name, b.name, a.ty))
+    }
+
+    /// Logical shift right.
+    pub fn shrui(&mut self, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "arith.shrui on mismatched types");
+        self.def(a.ty.clone(), format!("arith.shrui {}, {} : {}", a.name, b.name, a.ty))
+    }
+
+    pub fn cmpf(&mut self, pred: CmpF, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "arith.cmpf on mismatched types");
+        let p = format!("{pred:?}").to_lowercase();
+        self.def(ScalarType::I1.into(), format!("arith.cmpf {p}, {}, {} : {}", a.name, b.name, a.ty))
+    }
+
+    pub fn cmpi(&mut self, pred: CmpI, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "arith.cmpi on mismatched types");
+        let p = format!("{pred:?}").to_lowercase();
+        self.def(ScalarType::I1.into(), format!("arith.cmpi {p}, {}, {} : {}", a.name, b.name, a.ty))
+    }
+
+    pub fn select(&mut self, cond: &Value, a: &Value, b: &Value) -> Value {
+        assert_eq!(cond.scalar(), ScalarType::I1, "arith.select condition must be i1");
+        assert_eq!(a.ty, b.ty, "arith.select on mismatched types");
+        self.def(a.ty.clone(), format!("arith.select {}, {}, {} : {}", cond.name, a.name, b.name, a.ty))
+    }
+
+    pub fn cast(&mut self, op: Cast, a: &Value, to: ScalarType) -> Value {
+        self.def(to.into(), format!("{} {} : {} to {to}", op.mnemonic(), a.name, a.ty))
+    }
+
+    pub fn tensor_dim(&mut self, t: &Value, axis: usize) -> Value {
+        let c = self.constant_index(axis as i64);
+        self.def(ScalarType::Index.into(), format!("tensor.dim {}, {} : {}", t.name, c.name, t.ty))
+    }
+
+    /// `tensor.empty` with one index value per dynamic dim of `ty`, in order.
+    pub fn tensor_empty(&mut self, ty: TensorType, dynamic_sizes: &[Value]) -> Value {
+        let dynamic = ty.shape.iter().filter(|d| d.is_none()).count();
+        assert_eq!(dynamic, dynamic_sizes.len(), "tensor.empty needs one size per dynamic dim");
+        self.def(ty.clone().into(), format!("tensor.empty({}) : {ty}", join_names(dynamic_sizes)))
+    }
+
+    pub fn linalg_fill(&mut self, value: &Value, init: &Value) -> Value {
+        assert_eq!(value.scalar(), init.tensor().element, "linalg.fill of another element type");
+        self.def(
+            init.ty.clone(),
+            format!("linalg.fill ins({} : {}) outs({} : {}) -> {}", value.name, value.ty, init.name, init.ty, init.ty),
+        )
+    }
+
+    pub fn contraction(&mut self, op: Contraction, a: &Value, b: &Value, init: &Value) -> Value {
+        let name = match op {
+            Contraction::Matmul => "linalg.matmul",
+            Contraction::Matvec => "linalg.matvec",
+            Contraction::Vecmat => "linalg.vecmat",
+            Contraction::Dot => "linalg.dot",
+        };
+        self.def(
+            init.ty.clone(),
+            format!(
+                "{name} ins({}, {} : {}, {}) outs({} : {}) -> {}",
+                a.name, b.name, a.ty, b.ty, init.name, init.ty, init.ty
+            ),
+        )
+    }
+
+    /// `linalg.generic`; `body` gets the block's arguments (one element per input, then
+    /// per output) and returns the values to yield, one per output.
+    pub fn linalg_generic<E>(
+        &mut self,
+        ins: &[Value],
+        outs: &[Value],
+        maps: &[AffineMap],
+        iterators: &[IteratorType],
+        body: impl FnOnce(&mut Block, &[Value]) -> Result<Vec<Value>, E>,
+    ) -> Result<Vec<Value>, E> {
+        assert_eq!(maps.len(), ins.len() + outs.len(), "linalg.generic needs one map per operand");
+        let mut attrs = String::from("{indexing_maps = [");
+        for (i, m) in maps.iter().enumerate() {
+            if i > 0 {
+                attrs.push_str(", ");
+            }
+            m.write(&mut attrs);
+        }
+        attrs.push_str("], iterator_types = [");
+        let its: Vec<&str> = iterators
+            .iter()
+            .map(|i| match i {
+                IteratorType::Parallel => "\"parallel\"",
+                IteratorType::Reduction => "\"reduction\"",
+            })
+            .collect();
+        attrs.push_str(&its.join(", "));
+        attrs.push_str("]}");
+
+        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let args: Vec<Value> = ins
+            .iter()
+            .chain(outs)
+            .map(|v| Value { name: inner.fresh(), ty: v.tensor().element.into() })
+            .collect();
+        let yields = body(&mut inner, &args)?;
+        assert_eq!(yields.len(), outs.len(), "linalg.generic body must yield one value per output");
+        for (y, o) in yields.iter().zip(outs) {
+            assert_eq!(y.scalar(), o.tensor().element, "linalg.yield of the wrong element type");
+        }
+        inner.line(&format!("linalg.yield {} : {}", join_names(&yields), join_types(&yields)));
+
+        let result_types: Vec<String> = outs.iter().map(|o| o.ty.to_string()).collect();
+        let name = self.fresh();
+        let mut head = if outs.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", outs.len()) };
+        head.push_str("linalg.generic ");
+        head.push_str(&attrs);
+        if !ins.is_empty() {
+            write!(head, " ins({} : {})", join_names(ins), join_types(ins)).unwrap();
+        }
+        write!(head, " outs({} : {}) {{", join_names(outs), join_types(outs)).unwrap();
+        self.line(&head);
+        let block_args: Vec<String> = args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+        self.line(&format!("^bb0({}):", block_args.join(", ")));
+        self.text.push_str(&inner.text);
+        let tail = if outs.len() == 1 {
+            format!("}} -> {}", result_types[0])
+        } else {
+            format!("}} -> ({})", result_types.join(", "))
+        };
+        self.line(&tail);
+        Ok(outs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| Value {
+                name: if outs.len() == 1 { name.clone() } else { format!("{name}#{i}") },
+                ty: o.ty.clone(),
+            })
+            .collect())
+    }
+}
+
+/// A `func.func` being written.
+pub struct Function {
+    name: String,
+    args: Vec<Value>,
+    body: Block,
+}
+
+impl Function {
+    pub fn new(name: &str, arg_types: Vec<Type>) -> Function {
+        let counter = Rc::new(Cell::new(0));
+        let args = arg_types
+            .into_iter()
+            .enumerate()
+            .map(|(i, ty)| Value { name: format!("%arg{i}"), ty })
+            .collect();
+        Function { name: name.to_string(), args, body: Block::new(1, counter) }
+    }
+
+    pub fn args(&self) -> &[Value] {
+        &self.args
+    }
+
+    pub fn body(&mut self) -> &mut Block {
+        &mut self.body
+    }
+
+    /// The function's text, returning `results`.
+    pub fn finish(mut self, results: &[Value]) -> String {
+        if results.is_empty() {
+            self.body.line("return");
+        } else {
+            self.body.line(&format!("return {} : {}", join_names(results), join_types(results)));
+        }
+        let args: Vec<String> = self.args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+        let rets: Vec<String> = results.iter().map(|r| r.ty.to_string()).collect();
+        format!("func.func @{}({}) -> ({}) {{\n{}}}\n", self.name, args.join(", "), rets.join(", "), self.body.text)
+    }
+}

@@ -1,0 +1,50 @@
+//! The process-wide IREE pieces: one compiler, one disk cache, one device per driver.
+
+use crate::errors::{compile_error, runtime_error};
+use pyo3::PyResult;
+use pytensor_mlir_iree::{Compiler, Device, DiskCache};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+static COMPILER: OnceLock<Compiler> = OnceLock::new();
+static DEVICES: Mutex<Option<HashMap<String, Arc<Device>>>> = Mutex::new(None);
+
+/// The compiler, loaded from `library` the first time (eerie allows one per process).
+pub fn compiler(library: &Path) -> PyResult<&'static Compiler> {
+    if let Some(c) = COMPILER.get() {
+        return Ok(c);
+    }
+    let loaded = Compiler::load(library).map_err(compile_error)?;
+    Ok(COMPILER.get_or_init(|| loaded))
+}
+
+/// `$PYTENSOR_MLIR_CACHE_DIR`, else `$XDG_CACHE_HOME/pytensor_mlir`, else `~/.cache/pytensor_mlir`.
+pub fn cache() -> DiskCache {
+    let dir = std::env::var_os("PYTENSOR_MLIR_CACHE_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("pytensor_mlir")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("pytensor_mlir")))
+        .unwrap_or_else(|| std::env::temp_dir().join("pytensor_mlir"));
+    DiskCache::new(dir)
+}
+
+pub fn device(driver: &str) -> PyResult<Arc<Device>> {
+    let mut guard = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
+    let devices = guard.get_or_insert_with(HashMap::new);
+    if let Some(d) = devices.get(driver) {
+        return Ok(d.clone());
+    }
+    let d = Device::new(driver, None).map_err(runtime_error)?;
+    devices.insert(driver.to_string(), d.clone());
+    Ok(d)
+}
+
+/// `$PYTENSOR_MLIR_DUMP`: a folder that receives every module's MLIR and flags.
+pub fn dump(key: &str, mlir: &str, flags: &[String]) -> std::io::Result<()> {
+    let Some(dir) = std::env::var_os("PYTENSOR_MLIR_DUMP") else { return Ok(()) };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join(format!("{key}.mlir")), mlir)?;
+    std::fs::write(dir.join(format!("{key}.flags")), flags.join("\n") + "\n")
+}

@@ -1,0 +1,82 @@
+"""The generic exporter: a FunctionGraph as plain data for the Rust core.
+
+It writes what every Op has (its class name and ``__props__``), variable types and constant
+bytes, and knows nothing of what any Op means: the Rust core decides what it can lower.
+"""
+
+import math
+
+import numpy as np
+from pytensor.graph.basic import Constant
+try:  # PyTensor >= 3: Composite and other inner graphs are FrozenFunctionGraphs
+    from pytensor.graph.fg import AbstractFunctionGraph as _Graph
+except ImportError:
+    from pytensor.graph.fg import FunctionGraph as _Graph
+from pytensor.graph.op import Op
+from pytensor.graph.type import Type
+from pytensor.scalar.basic import ScalarType
+from pytensor.tensor.type import TensorType
+
+
+def export_type(t):
+    if isinstance(t, TensorType):
+        return {"kind": "tensor", "dtype": t.dtype, "shape": list(t.shape)}
+    if isinstance(t, ScalarType):
+        return {"kind": "scalar", "dtype": t.dtype}
+    return {"kind": "other", "repr": repr(t)}
+
+
+def _constant_hex(c):
+    # Little-endian C order, one byte per bool: what the Rust core reads back bit-exactly.
+    data = np.asarray(c.data)
+    return np.ascontiguousarray(data.astype(data.dtype.newbyteorder("<"), copy=False)).tobytes().hex()
+
+
+def export_value(x):
+    """A prop's value as JSON, with tagged objects for Ops, graphs and types."""
+    if isinstance(x, Op):
+        return {"$op": export_op(x)}
+    if isinstance(x, _Graph):
+        return {"$graph": export_fgraph(x)}
+    if isinstance(x, Type):
+        return {"$type": export_type(x)}
+    if isinstance(x, np.generic):
+        x = x.item()
+    if x is None or isinstance(x, (bool, int, str)):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else {"$repr": repr(x)}
+    if isinstance(x, (tuple, list)):
+        return [export_value(v) for v in x]
+    return {"$repr": repr(x)}
+
+
+def export_op(op):
+    props = {name: export_value(getattr(op, name)) for name in getattr(op, "__props__", ())}
+    return {"type": type(op).__name__, "props": props}
+
+
+def export_fgraph(fgraph):
+    variables = []
+    index = {}
+
+    def var(v):
+        if v not in index:
+            index[v] = len(variables)
+            entry = {"type": export_type(v.type), "name": v.name}
+            if isinstance(v, Constant):
+                entry["constant"] = _constant_hex(v)
+            variables.append(entry)
+        return index[v]
+
+    inputs = [var(i) for i in fgraph.inputs]
+    nodes = [
+        {
+            "op": export_op(node.op),
+            "inputs": [var(i) for i in node.inputs],
+            "outputs": [var(o) for o in node.outputs],
+        }
+        for node in fgraph.toposort()
+    ]
+    outputs = [var(o) for o in fgraph.outputs]
+    return {"variables": variables, "inputs": inputs, "outputs": outputs, "nodes": nodes}
