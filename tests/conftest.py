@@ -1,0 +1,67 @@
+"""Shared helpers: the MLIR mode against PyTensor's own C backend, on the same inputs."""
+
+import os
+import tempfile
+
+# A cache of our own, so that tests counting compiler invocations start from nothing and
+# nothing a previous run compiled decides a result. Set before any compile.
+os.environ.setdefault("PYTENSOR_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="pytensor-mlir-test-cache-"))
+
+import numpy as np
+import pytensor
+import pytest
+from pytensor.compile.mode import get_mode
+
+import pytensor_mlir
+
+MLIR = pytensor_mlir.MLIR
+# PyTensor's C backend (cvm linker, fast_run rewrites): the reference for every result.
+C = get_mode("CVM")
+
+
+def compile_both(inputs, outputs, mode=MLIR, reference=C, **kwargs):
+    """The same graph compiled with the MLIR mode and with the reference mode."""
+    return (
+        pytensor.function(inputs, outputs, mode=mode, **kwargs),
+        pytensor.function(inputs, outputs, mode=reference, **kwargs),
+    )
+
+
+def assert_same(got, want, rtol=None, atol=0.0, err_msg=""):
+    """Equal dtype and shape, and equal values: bit-for-bit for integers and bools,
+    allclose for floats (nan where nan, infinities and signed zeros compared too)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{err_msg}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{err_msg}: shape {got.shape} != {want.shape}"
+    if got.dtype.kind == "f":
+        if rtol is None:
+            rtol = 1e-6 if got.dtype == np.float32 else 1e-13
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, equal_nan=True, err_msg=err_msg)
+        # assert_allclose treats inf == inf; require the same sign of infinities and zeros.
+        same_inf = np.isinf(got) == np.isinf(want)
+        assert same_inf.all(), f"{err_msg}: infinities differ"
+        zeros = (got == 0) & (want == 0)
+        assert (np.signbit(got[zeros]) == np.signbit(want[zeros])).all(), f"{err_msg}: signed zeros differ"
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=err_msg)
+
+
+def check(inputs, outputs, values, mode=MLIR, reference=C, rtol=None, atol=0.0, **kwargs):
+    """Compiles with both modes, runs on `values`, and compares every output."""
+    f, ref = compile_both(inputs, outputs, mode=mode, reference=reference, **kwargs)
+    got, want = f(*values), ref(*values)
+    if not isinstance(outputs, (list, tuple)):
+        got, want = [got], [want]
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert_same(g, w, rtol=rtol, atol=atol, err_msg=f"output {i}")
+    return f
+
+
+def raises_like(f, ref, values):
+    """Both functions raise the same exception type on `values`; returns both exceptions."""
+    with pytest.raises(Exception) as want:
+        ref(*values)
+    with pytest.raises(want.type) as got:
+        f(*values)
+    return got.value, want.value
