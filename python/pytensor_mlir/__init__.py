@@ -1,6 +1,7 @@
 """pytensor-mlir: an MLIR backend for PyTensor, compiled and run by IREE from a Rust core.
 
-``import pytensor_mlir`` registers ``mode="MLIR"``.
+``import pytensor_mlir`` registers ``mode="MLIR"``; ``pytensor_mlir.MLIR`` is the same
+``Mode`` object, for ``pytensor.config.mode`` or ``pytensor.function(..., mode=...)``.
 """
 
 from pytensor_mlir import _core
@@ -9,13 +10,18 @@ from pytensor_mlir.mode import MLIR
 
 
 def compiler_invocations():
-    """How many times this process has run the IREE compiler (cache hits excluded)."""
+    """How many times this process has run the IREE compiler (disk-cache hits excluded)."""
     return _core.compiler_invocations()
 
 
 def get_mlir(fn):
-    """The MLIR text of a function compiled with an MLIR mode."""
-    return fn.maker.linker.mlir
+    """The MLIR text of a PyTensor function compiled with an MLIR mode."""
+    return fn.maker.linker.compiled.mlir
 
 
-__all__ = ["MLIR", "MLIRLinker", "compiler_invocations", "get_mlir"]
+def get_flags(fn):
+    """The IREE compiler flags a PyTensor function compiled with an MLIR mode was built with."""
+    return fn.maker.linker.compiled.flags
+
+
+__all__ = ["MLIR", "MLIRLinker", "compiler_invocations", "get_flags", "get_mlir"]
