@@ -1,6 +1,7 @@
 //! A HAL device and the HAL VM module bound to it.
 
 use super::error::{check, RuntimeError};
+use super::host_memory::device_allocator;
 use super::instance::{host_allocator, instance};
 use eerie_sys::runtime as sys;
 use std::sync::Arc;
@@ -81,7 +82,8 @@ fn create_device(
         sys::iree_hal_driver_registry_try_create(
             registry,
             view(driver_name),
-            host_allocator(),
+            // The driver allocates its buffers (results included) with this allocator.
+            device_allocator(),
             &mut driver,
         )
     })?;

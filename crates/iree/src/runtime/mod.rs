@@ -4,6 +4,7 @@ mod aligned;
 mod buffer;
 mod device;
 mod error;
+mod host_memory;
 mod instance;
 mod module;
 

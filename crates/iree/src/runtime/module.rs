@@ -198,6 +198,8 @@ struct Session {
     outputs: *mut sys::iree_vm_list_t,
     /// Host ranges imported by the current call, reused to avoid an allocation per call.
     imports: Vec<HostRange>,
+    /// Aligned copies of the current call's misaligned inputs, imported in their place.
+    staging: Vec<AlignedBytes>,
 }
 
 impl Session {
@@ -210,6 +212,7 @@ impl Session {
             inputs: std::ptr::null_mut(),
             outputs: std::ptr::null_mut(),
             imports: Vec::new(),
+            staging: Vec::new(),
         };
         // SAFETY: the instance and modules are alive; the context retains the modules.
         // The lists hold any type (a default type def) with a small initial capacity.
@@ -246,7 +249,7 @@ impl Session {
         inputs: &[HostInput<'_>],
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
         for (index, input) in inputs.iter().enumerate() {
-            let (buffer_view, imported) = input_view(device, index, input)?;
+            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging)?;
             self.imports.extend(imported);
             // SAFETY: on success the list takes over our reference to the view (move); a
             // failed push (allocation, type) leaves it with us, released below.
@@ -309,12 +312,14 @@ impl Session {
 
     /// Drops every reference the last call left in the lists.
     fn clear(&mut self) {
-        self.imports.clear();
         // SAFETY: the lists are alive and ours.
         unsafe {
             sys::iree_vm_list_clear(self.inputs);
             sys::iree_vm_list_clear(self.outputs);
         }
+        self.imports.clear();
+        // Last: no list refers to a view of the staged copies any more.
+        self.staging.clear();
     }
 }
 
