@@ -161,7 +161,7 @@ fn any(b: &mut Block, flags: &Value) -> Value {
     let zero = b.constant_int(0, ScalarType::I8);
     let init = b.linalg_fill(&zero, &empty);
     let maps = [AffineMap::identity(rank), AffineMap { dims: rank, results: vec![] }];
-    let result = b.linalg_generic(&[flags.clone()], &[init], &maps, &vec![IteratorType::Reduction; rank], |body, args| {
+    let result = b.linalg_generic(std::slice::from_ref(flags), &[init], &maps, &vec![IteratorType::Reduction; rank], |body, args| {
         Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
     });
     result.expect("the reduction body cannot fail").remove(0)
