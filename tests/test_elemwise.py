@@ -38,10 +38,12 @@ KEEP_OPS = (
     "topological_second_sink",
 )
 
-# (name, MLIR mode, C mode): fused, the ops become Composites; unfused, one Elemwise each.
+# (name, MLIR mode, C mode): fused, the ops become Composites; unfused, one Elemwise each
+# on our side. The reference is the fused C function in both: its results are the same,
+# and unfused it compiles one C module per Elemwise node (a cold C cache took 26 minutes).
 VARIANTS = {
     "fused": (MLIR.excluding(*KEEP_OPS), C.excluding(*KEEP_OPS)),
-    "unfused": (MLIR.excluding("fusion", *KEEP_OPS), C.excluding("fusion", *KEEP_OPS)),
+    "unfused": (MLIR.excluding("fusion", *KEEP_OPS), C.excluding(*KEEP_OPS)),
 }
 
 # PyTensor's Python implementation (numpy's ufuncs): the reference where the C backend's
