@@ -24,8 +24,19 @@ struct Generated {
     zero_modulo: Option<Value>,
 }
 
+/// The most operands (inputs and outputs) one `linalg.generic` gets. IREE makes one
+/// dispatch of an elementwise generic, and its local executables take at most 32 buffer
+/// bindings and 64 push constants (two per binding's offset, and the dynamic sizes) per
+/// dispatch: a larger one compiles, then fails on every call. Fusion makes Composites with
+/// more outputs than that, so their outputs are split over several generics (see
+/// `generate`). Inputs cannot be split that way; IREE itself fuses more of those into one
+/// dispatch than it can run, fused by PyTensor or not.
+const MAX_OPERANDS: usize = 24;
+
 /// Applies `op` elementwise to `ins` (all of the outputs' rank), writing outputs of types
-/// `outs`. `source[d]` is an input whose dim `d` gives the output's size there.
+/// `outs`. Where there are too many outputs for one generic (`MAX_OPERANDS`), each of
+/// several generics computes the whole scalar code and yields some of the outputs; the
+/// compiler drops what a generic does not yield. The error flags go with the first.
 fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[TensorType]) -> Result<Generated, String> {
     let rank = outs[0].ndim();
     let mut sizes = Vec::new();
@@ -41,11 +52,44 @@ fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[T
     }
     let out_dtypes: Vec<DType> = outs.iter().map(|t| t.dtype).collect();
     let (raises_div, raises_mod) = scalar::may_raise(op, &out_dtypes);
-    let mut inits: Vec<Value> = outs.iter().map(|t| b.tensor_empty(tensor_type(t), &sizes)).collect();
+    let n_flags = usize::from(raises_div) + usize::from(raises_mod);
+    let per_generic = MAX_OPERANDS.saturating_sub(ins.len()).max(1);
+    let mut generated = Generated { outputs: Vec::with_capacity(outs.len()), zero_division: None, zero_modulo: None };
+    let mut start = 0;
+    while start < outs.len() {
+        let first = start == 0;
+        let room = if first { per_generic.saturating_sub(n_flags).max(1) } else { per_generic };
+        let end = (start + room).min(outs.len());
+        let part = generate_part(b, op, ins, outs, &sizes, start..end, (first && raises_div, first && raises_mod))?;
+        generated.outputs.extend(part.outputs);
+        if first {
+            generated.zero_division = part.zero_division;
+            generated.zero_modulo = part.zero_modulo;
+        }
+        start = end;
+    }
+    Ok(generated)
+}
+
+/// One `linalg.generic` of `generate`: the outputs `yielded` of `op`, and the error flags
+/// asked for.
+fn generate_part(
+    b: &mut Block,
+    op: &ScalarOp,
+    ins: &[(Value, TensorType)],
+    outs: &[TensorType],
+    sizes: &[Value],
+    yielded: std::ops::Range<usize>,
+    (raises_div, raises_mod): (bool, bool),
+) -> Result<Generated, String> {
+    let rank = outs[0].ndim();
+    let out_dtypes: Vec<DType> = outs.iter().map(|t| t.dtype).collect();
+    let n_outputs = yielded.len();
+    let mut inits: Vec<Value> = outs[yielded.clone()].iter().map(|t| b.tensor_empty(tensor_type(t), sizes)).collect();
     let flag_type = crate::mlir::TensorType::new(outs[0].shape.clone(), ScalarType::I8);
     for raises in [raises_div, raises_mod] {
         if raises {
-            inits.push(b.tensor_empty(flag_type.clone(), &sizes));
+            inits.push(b.tensor_empty(flag_type.clone(), sizes));
         }
     }
     let mut maps: Vec<AffineMap> = ins
@@ -68,7 +112,11 @@ fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[T
             .collect();
         let mut flags = Flags::default();
         let results = scalar::lower(body, op, &scalars, &out_dtypes, &mut flags)?;
-        let mut yields: Vec<Value> = results.iter().zip(&out_dtypes).map(|(r, &d)| store(body, r, d)).collect();
+        let mut yields: Vec<Value> = results[yielded.clone()]
+            .iter()
+            .zip(&out_dtypes[yielded.clone()])
+            .map(|(r, &d)| store(body, r, d))
+            .collect();
         for (raises, flag) in [(raises_div, flags.zero_division), (raises_mod, flags.zero_modulo)] {
             if raises {
                 let f = flag.ok_or("a scalar op declared an error it never checks")?;
@@ -77,9 +125,9 @@ fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[T
         }
         Ok::<_, String>(yields)
     })?;
-    let mut rest = results[outs.len()..].iter().cloned();
+    let mut rest = results[n_outputs..].iter().cloned();
     Ok(Generated {
-        outputs: results[..outs.len()].to_vec(),
+        outputs: results[..n_outputs].to_vec(),
         zero_division: if raises_div { rest.next() } else { None },
         zero_modulo: if raises_mod { rest.next() } else { None },
     })

@@ -5,6 +5,10 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
+/// IEEE 754 double: 52 fraction bits, exponent bias 1023.
+const F64_FRACTION_BITS: i64 = 52;
+const F64_BIAS: i64 = 1023;
+
 /// A scalar SSA value with the PyTensor dtype it stands for (MLIR integers are signless).
 #[derive(Clone, Debug)]
 pub struct Scalar {
@@ -50,8 +54,8 @@ impl Flags {
 /// Whether lowering `op` can raise a run-time error, so the caller reserves flag outputs.
 pub fn may_raise(op: &ScalarOp, out_dtypes: &[DType]) -> (bool, bool) {
     match op {
-        ScalarOp::IntDiv if out_dtypes[0].is_int() => (true, false),
-        ScalarOp::Mod if out_dtypes[0].is_int() => (false, true),
+        ScalarOp::IntDiv if !out_dtypes[0].is_float() => (true, false),
+        ScalarOp::Mod if !out_dtypes[0].is_float() => (false, true),
         ScalarOp::Composite(g) => g.nodes.iter().fold((false, false), |(d, m), n| {
             let outs: Vec<DType> = n.outputs.iter().map(|&i| g.dtypes[i]).collect();
             let (nd, nm) = may_raise(&n.op, &outs);
@@ -259,11 +263,15 @@ fn int_div(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Resu
     let a = all_to(b, ins, out);
     let (x, y) = (&a[0], &a[1]);
     if out.is_float() {
-        let q = b.arith(Arith::DivF, x, y);
-        return Ok(b.math(MathUnary::Floor, &q));
+        return Ok(float_floor_div(b, x, y));
     }
     if out == DType::Bool {
-        return Err("int_div of bool".into());
+        // PyTensor keeps bool // bool a bool: `x / y` in C, which is `x` wherever `y` is
+        // true; a false `y` raises as any integer division by zero.
+        let z = zero(b, out);
+        let is_zero = b.cmpi(CmpI::Eq, y, &z);
+        Flags::raise(&mut flags.zero_division, b, is_zero);
+        return Ok(x.clone());
     }
     let d = guarded_divisor(b, y, out, &mut flags.zero_division);
     if out.is_unsigned_int() {
@@ -278,12 +286,41 @@ fn int_div(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Resu
     Ok(b.select(&is_minus_one, &neg_x, &q))
 }
 
+/// Float `//` as PyTensor's C code computes it. Where x's and y's signs agree (or y is 0)
+/// that is `floor(x / y)`; where they differ it is `-floor(-(x / y)) - (fmod(x, y) != 0)`,
+/// which differs from `floor(x / y)` where the quotient rounds to an integer that the exact
+/// one is not: `1 // -inf` and `1e-300 // -3` are -1 (as in Python), not -0.
+fn float_floor_div(b: &mut Block, x: &Value, y: &Value) -> Value {
+    let ty = x.scalar();
+    let z = b.constant_f64(0.0, ty);
+    let t = b.arith(Arith::DivF, x, y);
+    let same_signs = b.math(MathUnary::Floor, &t);
+    let x_neg = b.cmpf(CmpF::Olt, x, &z);
+    let y_neg = b.cmpf(CmpF::Olt, y, &z);
+    let signs_differ = b.arith(Arith::XOrI, &x_neg, &y_neg);
+    let y_nonzero = b.cmpf(CmpF::Une, y, &z);
+    let differ = b.arith(Arith::AndI, &signs_differ, &y_nonzero);
+    let neg_t = b.negf(&t);
+    let floor_neg_t = b.math(MathUnary::Floor, &neg_t);
+    let minus_floor = b.negf(&floor_neg_t);
+    let r = fmod(b, x, y);
+    let inexact = b.cmpf(CmpF::Une, &r, &z);
+    let one = b.constant_f64(1.0, ty);
+    let step = b.select(&inexact, &one, &z);
+    let differing = b.arith(Arith::SubF, &minus_floor, &step);
+    b.select(&differ, &differing, &same_signs)
+}
+
 /// Python's `%`: the result takes the divisor's sign. Integer modulo by zero raises.
 fn modulo(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Result<Value, String> {
     let a = all_to(b, ins, out);
     let (x, y) = (&a[0], &a[1]);
     if out == DType::Bool {
-        return Err("mod of bool".into());
+        // bool % bool stays bool: `x % 1` is false; a false `y` raises.
+        let z = zero(b, out);
+        let is_zero = b.cmpi(CmpI::Eq, y, &z);
+        Flags::raise(&mut flags.zero_modulo, b, is_zero);
+        return Ok(z);
     }
     if out.is_unsigned_int() {
         let d = guarded_divisor(b, y, out, &mut flags.zero_modulo);
@@ -297,50 +334,120 @@ fn modulo(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Resul
         let d = guarded_divisor(b, y, out, &mut flags.zero_modulo);
         b.arith(Arith::RemSI, x, &d)
     };
-    // r has x's sign; where it differs from y's and r != 0, shift r by y.
-    let (r_neg, y_neg, r_nonzero) = if out.is_float() {
-        (b.cmpf(CmpF::Olt, &r, &z), b.cmpf(CmpF::Olt, y, &z), b.cmpf(CmpF::Une, &r, &z))
+    // r has x's sign. Where x's and y's signs differ, PyTensor's C code returns
+    // `r + (r != 0 ? y : 0)`: a zero remainder becomes +0.0 there (-2.0 % 1.0 and
+    // 2.0 % -1.0 are both +0.0), and keeps x's sign elsewhere (-0.0 % 1.0 is -0.0).
+    let (x_neg, y_neg, r_nonzero) = if out.is_float() {
+        (b.cmpf(CmpF::Olt, x, &z), b.cmpf(CmpF::Olt, y, &z), b.cmpf(CmpF::Une, &r, &z))
     } else {
-        (b.cmpi(CmpI::Slt, &r, &z), b.cmpi(CmpI::Slt, y, &z), b.cmpi(CmpI::Ne, &r, &z))
+        (b.cmpi(CmpI::Slt, x, &z), b.cmpi(CmpI::Slt, y, &z), b.cmpi(CmpI::Ne, &r, &z))
     };
-    let signs_differ = b.arith(Arith::XOrI, &r_neg, &y_neg);
-    let adjust = b.arith(Arith::AndI, &signs_differ, &r_nonzero);
-    let shifted = b.arith(if out.is_float() { Arith::AddF } else { Arith::AddI }, &r, y);
-    Ok(b.select(&adjust, &shifted, &r))
+    let signs_differ = b.arith(Arith::XOrI, &x_neg, &y_neg);
+    let addend = b.select(&r_nonzero, y, &z);
+    let shifted = b.arith(if out.is_float() { Arith::AddF } else { Arith::AddI }, &r, &addend);
+    Ok(b.select(&signs_differ, &shifted, &r))
 }
 
-/// C's `fmod` for floats. IREE's `arith.remf` on f64 calls a libm `fmod` that its linker
-/// cannot find, so: the truncated quotient `q`, and the remainder `x - q*y` by FMA, which
-/// is exact while |x/y| < 2^53. Where rounding pushed `q` one step too far, `r` has the
-/// opposite sign of `x`; one `|y|` towards `x`'s sign puts it back.
+/// C's `fmod` for floats: exact, with x's sign. f32 is `arith.remf` (IREE links `fmodf`);
+/// on f64 `arith.remf` calls a libm `fmod` that IREE's linker cannot find, so `fmod_f64`.
 fn fmod(b: &mut Block, x: &Value, y: &Value) -> Value {
-    if x.scalar() == ScalarType::F32 {
-        return b.arith(Arith::RemF, x, y);
+    if x.scalar() == ScalarType::F64 {
+        fmod_f64(b, x, y)
+    } else {
+        b.arith(Arith::RemF, x, y)
     }
-    let q0 = b.arith(Arith::DivF, x, y);
-    let q = b.math(MathUnary::Trunc, &q0);
-    let neg_q = b.negf(&q);
-    let r = b.fma(&neg_q, y, x);
-    let z = b.constant_f64(0.0, x.scalar());
-    let r_neg = b.cmpf(CmpF::Olt, &r, &z);
-    let x_neg = b.cmpf(CmpF::Olt, x, &z);
-    let r_nonzero = b.cmpf(CmpF::Une, &r, &z);
-    let sign_flip = b.arith(Arith::XOrI, &r_neg, &x_neg);
-    let overshot = b.arith(Arith::AndI, &sign_flip, &r_nonzero);
-    let ay = b.math(MathUnary::AbsF, y);
-    let signed_y = b.copysign(&ay, x);
-    let fixed = b.arith(Arith::AddF, &r, &signed_y);
-    let r1 = b.select(&overshot, &fixed, &r);
-    // fmod(x, +-inf) is x for finite x (0 * inf made r nan); a zero remainder keeps x's sign.
-    let inf = b.constant_f64(f64::INFINITY, x.scalar());
+}
+
+/// `fmod` of f64, exactly, by integer long division. With |x| = mx * 2^ex and
+/// |y| = my * 2^ey (53-bit integer mantissas), |x| mod |y| = (mx * 2^(ex-ey) mod my) * 2^ey:
+/// the shift goes 11 bits at a time (so `m << s` stays below 2^64), one `remui` each, in
+/// a loop of at most 191 turns (the widest exponent gap) and none where ex == ey. Any
+/// shortcut through a float quotient is inexact once |x/y| passes 2^53.
+fn fmod_f64(b: &mut Block, x: &Value, y: &Value) -> Value {
+    let f64t = ScalarType::F64;
+    let i64t = ScalarType::I64;
     let ax = b.math(MathUnary::AbsF, x);
-    let y_inf = b.cmpf(CmpF::Oeq, &ay, &inf);
-    let x_finite = b.cmpf(CmpF::Olt, &ax, &inf);
-    let keep_x = b.arith(Arith::AndI, &y_inf, &x_finite);
-    let r2 = b.select(&keep_x, x, &r1);
-    let signed_zero = b.copysign(&z, x);
-    let r_zero = b.cmpf(CmpF::Oeq, &r2, &z);
-    b.select(&r_zero, &signed_zero, &r2)
+    let ay = b.math(MathUnary::AbsF, y);
+    let (mx, ex) = f64_parts(b, &ax);
+    let (my0, ey) = f64_parts(b, &ay);
+    let zero = b.constant_int(0, i64t);
+    let one = b.constant_int(1, i64t);
+    // my is 0 only where y is, whose result is nan (chosen below): divide by 1 there.
+    let my_zero = b.cmpi(CmpI::Eq, &my0, &zero);
+    let my = b.select(&my_zero, &one, &my0);
+    let gap = b.arith(Arith::SubI, &ex, &ey);
+    let gap = b.arith(Arith::MaxSI, &gap, &zero);
+    let m0 = b.arith(Arith::RemUI, &mx, &my);
+    let step = b.constant_int(11, i64t);
+    let done = b.scf_while(
+        &[m0, gap],
+        |c, v| c.cmpi(CmpI::Sgt, &v[1], &zero),
+        |l, v| {
+            let s = l.arith(Arith::MinSI, &v[1], &step);
+            let shifted = l.shli(&v[0], &s);
+            let m = l.arith(Arith::RemUI, &shifted, &my);
+            let left = l.arith(Arith::SubI, &v[1], &s);
+            vec![m, left]
+        },
+    );
+    // m * 2^(ey - 1075), in two exact steps so that neither power of two is subnormal:
+    // 2^min(ey - 53, 0) (down to 2^-52), then 2^max(ey - 1075, -1022).
+    let mf = b.cast(Cast::UIToFP, &done[0], f64t);
+    let c53 = b.constant_int(53, i64t);
+    let e2 = b.arith(Arith::SubI, &ey, &c53);
+    let e2 = b.arith(Arith::MinSI, &e2, &zero);
+    let c1075 = b.constant_int(F64_BIAS + F64_FRACTION_BITS, i64t);
+    let min_normal = b.constant_int(1 - F64_BIAS, i64t);
+    let e1 = b.arith(Arith::SubI, &ey, &c1075);
+    let e1 = b.arith(Arith::MaxSI, &e1, &min_normal);
+    let p2 = f64_power_of_two(b, &e2);
+    let p1 = f64_power_of_two(b, &e1);
+    let scaled = b.arith(Arith::MulF, &mf, &p2);
+    let r = b.arith(Arith::MulF, &scaled, &p1);
+    let r = b.copysign(&r, x);
+    // |x| < |y| (x = +-0 too, and finite x with y infinite): x itself. x infinite or nan,
+    // y zero or nan: nan.
+    let smaller = b.cmpf(CmpF::Olt, &ax, &ay);
+    let r = b.select(&smaller, x, &r);
+    let inf = b.constant_f64(f64::INFINITY, f64t);
+    let x_bad = b.cmpf(CmpF::Oge, &ax, &inf);
+    let x_nan = b.cmpf(CmpF::Uno, x, x);
+    let zf = b.constant_f64(0.0, f64t);
+    let y_zero = b.cmpf(CmpF::Oeq, &ay, &zf);
+    let y_nan = b.cmpf(CmpF::Uno, y, y);
+    let bad = b.arith(Arith::OrI, &x_bad, &x_nan);
+    let bad = b.arith(Arith::OrI, &bad, &y_zero);
+    let bad = b.arith(Arith::OrI, &bad, &y_nan);
+    let nan = b.constant_f64(f64::NAN, f64t);
+    b.select(&bad, &nan, &r)
+}
+
+/// The integer mantissa and exponent of a non-negative finite f64 `v`, as i64:
+/// v = m * 2^(e - 1075), subnormals with e = 1 and no hidden bit.
+fn f64_parts(b: &mut Block, v: &Value) -> (Value, Value) {
+    let i64t = ScalarType::I64;
+    let bits = b.cast(Cast::Bitcast, v, i64t);
+    let width = b.constant_int(F64_FRACTION_BITS, i64t);
+    let fraction_mask = b.constant_int((1 << F64_FRACTION_BITS) - 1, i64t);
+    let hidden = b.constant_int(1 << F64_FRACTION_BITS, i64t);
+    let zero = b.constant_int(0, i64t);
+    let one = b.constant_int(1, i64t);
+    let e = b.shrui(&bits, &width);
+    let fraction = b.arith(Arith::AndI, &bits, &fraction_mask);
+    let normal = b.cmpi(CmpI::Ne, &e, &zero);
+    let lead = b.select(&normal, &hidden, &zero);
+    let m = b.arith(Arith::OrI, &fraction, &lead);
+    (m, b.arith(Arith::MaxSI, &e, &one))
+}
+
+/// 2^e as an f64, for an i64 `e` in the normal range [-1022, 1023].
+fn f64_power_of_two(b: &mut Block, e: &Value) -> Value {
+    let i64t = ScalarType::I64;
+    let bias = b.constant_int(F64_BIAS, i64t);
+    let width = b.constant_int(F64_FRACTION_BITS, i64t);
+    let biased = b.arith(Arith::AddI, e, &bias);
+    let bits = b.shli(&biased, &width);
+    b.cast(Cast::Bitcast, &bits, ScalarType::F64)
 }
 
 fn neg(b: &mut Block, x: &Scalar, out: DType) -> Result<Value, String> {
@@ -366,13 +473,21 @@ fn abs(b: &mut Block, x: &Scalar, out: DType) -> Value {
     }
 }
 
-/// `pow`. Floats use `math.powf`; integers use exact square-and-multiply over the
+/// `pow`. Floats use `float_pow`; integers use exact square-and-multiply over the
 /// exponent's bits, with C's results for negative exponents (1, -1 or 0).
 fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
     let a = all_to(b, ins, out);
     let (x, y) = (&a[0], &a[1]);
     if out.is_float() {
-        return Ok(b.powf(x, y));
+        // In f64 whatever the float type: f32 results then round once, as from powf.
+        let ty = x.scalar();
+        if ty == ScalarType::F64 {
+            return Ok(float_pow(b, x, y));
+        }
+        let xw = b.cast(Cast::ExtF, x, ScalarType::F64);
+        let yw = b.cast(Cast::ExtF, y, ScalarType::F64);
+        let r = float_pow(b, &xw, &yw);
+        return Ok(b.cast(Cast::TruncF, &r, ty));
     }
     if out == DType::Bool {
         return Err("pow of bool".into());
@@ -407,16 +522,170 @@ fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
     Ok(b.select(&y_neg, &negative, &result))
 }
 
-/// maximum/minimum; on floats nan wins, as in numpy.
+/// C's `pow` (C99 Annex F, as glibc) on f64. `math.powf` in IREE is `exp(y * log(x))`:
+/// nan for every negative base, for 0 ** 0 and 1 ** inf, and 500 ulps off near overflow.
+/// Here the magnitude is `exp(y * log|x|)` with the product's rounding error (by FMA) and
+/// log's (one Newton step, where |log x| > 1) added back inside the exp (`exp_scaled`),
+/// which keeps it within about 1e-16 * |y| relative; then the special cases, and the sign.
+fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
+    let ty = ScalarType::F64;
+    let zero = b.constant_f64(0.0, ty);
+    let one = b.constant_f64(1.0, ty);
+    let inf = b.constant_f64(f64::INFINITY, ty);
+    let is_finite = |b: &mut Block, v: &Value| {
+        let a = b.math(MathUnary::AbsF, v);
+        b.cmpf(CmpF::Olt, &a, &inf)
+    };
+    let ax = b.math(MathUnary::AbsF, x);
+    let log = b.math(MathUnary::Log, &ax);
+    // log(|x|) - log: about |x| * exp(-log) - 1, where that is finite and worth it. As
+    // (|x| * 2^-k) * exp(k*ln2 - log), k = round(log / ln2), so that nothing overflows or
+    // goes subnormal on the way (|x| near max or among the subnormals).
+    let k = nearest_ln2_multiple(b, &log);
+    let minus_k = b.negf(&k);
+    let minus_k_i = b.cast(Cast::FPToSI, &minus_k, ScalarType::I64);
+    let scaled_ax = scale_by_power_of_two(b, &ax, &minus_k_i);
+    let reduced = minus_ln2_multiple(b, &log, &minus_k);
+    let minus_reduced = b.negf(&reduced);
+    let back = b.math(MathUnary::Exp, &minus_reduced);
+    let minus_one = b.constant_f64(-1.0, ty);
+    let log_error = b.fma(&scaled_ax, &back, &minus_one);
+    let abs_log = b.math(MathUnary::AbsF, &log);
+    let large_log = b.cmpf(CmpF::Ogt, &abs_log, &one);
+    let usable = is_finite(b, &log_error);
+    let use_it = b.arith(Arith::AndI, &large_log, &usable);
+    let log_error = b.select(&use_it, &log_error, &zero);
+    let p = b.arith(Arith::MulF, y, &log);
+    let minus_p = b.negf(&p);
+    let p_rounding = b.fma(y, &log, &minus_p);
+    let y_log_error = b.arith(Arith::MulF, y, &log_error);
+    let p_low = b.arith(Arith::AddF, &p_rounding, &y_log_error);
+    let p_finite = is_finite(b, &p);
+    let low_finite = is_finite(b, &p_low);
+    let low_ok = b.arith(Arith::AndI, &p_finite, &low_finite);
+    let p_low = b.select(&low_ok, &p_low, &zero);
+    let magnitude = exp_scaled(b, &p, &p_low);
+    // An odd integer power of a negative base (-0.0 and -inf too) is negative.
+    let y_trunc = b.math(MathUnary::Trunc, y);
+    let y_integer = b.cmpf(CmpF::Oeq, &y_trunc, y);
+    let half = b.constant_f64(0.5, ty);
+    let half_y = b.arith(Arith::MulF, y, &half);
+    let half_trunc = b.math(MathUnary::Trunc, &half_y);
+    let half_fraction = b.cmpf(CmpF::Une, &half_trunc, &half_y);
+    let y_odd = b.arith(Arith::AndI, &y_integer, &half_fraction);
+    let sign = b.copysign(&one, x);
+    let x_negative = b.cmpf(CmpF::Olt, &sign, &zero);
+    let flip = b.arith(Arith::AndI, &y_odd, &x_negative);
+    let negated = b.negf(&magnitude);
+    let r = b.select(&flip, &negated, &magnitude);
+    // A finite negative base to a finite non-integer power: nan.
+    let x_below = b.cmpf(CmpF::Olt, x, &zero);
+    let x_finite = is_finite(b, x);
+    let y_finite = is_finite(b, y);
+    let y_fraction = b.cmpf(CmpF::Une, &y_trunc, y);
+    let invalid = b.arith(Arith::AndI, &x_below, &x_finite);
+    let invalid = b.arith(Arith::AndI, &invalid, &y_finite);
+    let invalid = b.arith(Arith::AndI, &invalid, &y_fraction);
+    let nan = b.constant_f64(f64::NAN, ty);
+    let r = b.select(&invalid, &nan, &r);
+    // x ** 1 is x exactly (max ** 1 must not round up to inf).
+    let y_one = b.cmpf(CmpF::Oeq, y, &one);
+    let r = b.select(&y_one, x, &r);
+    // Exactly 1: x ** +-0 (nan too), 1 ** y (nan too), (-1) ** +-inf.
+    let y_zero = b.cmpf(CmpF::Oeq, y, &zero);
+    let x_one = b.cmpf(CmpF::Oeq, x, &one);
+    let ax_one = b.cmpf(CmpF::Oeq, &ax, &one);
+    let ay = b.math(MathUnary::AbsF, y);
+    let y_inf = b.cmpf(CmpF::Oeq, &ay, &inf);
+    let minus_one_inf = b.arith(Arith::AndI, &ax_one, &y_inf);
+    let unit = b.arith(Arith::OrI, &y_zero, &x_one);
+    let unit = b.arith(Arith::OrI, &unit, &minus_one_inf);
+    b.select(&unit, &one, &r)
+}
+
+/// `exp(p + low)` on f64 (`low` a rounding error of `p`), as `exp(r) * 2^k` with
+/// `r = p + low - k*ln2` and |r| <= ln2/2: the power of two is exact, so a result next to
+/// overflow or among the subnormals is not lost to an `exp(p)` that overflows or flushes
+/// on the way.
+fn exp_scaled(b: &mut Block, p: &Value, low: &Value) -> Value {
+    let ty = ScalarType::F64;
+    // Past +-1200, exp is inf or 0 anyway (and `low` meaningless): the clamp keeps k in
+    // range; nan stays nan.
+    let limit = b.constant_f64(1200.0, ty);
+    let minus_limit = b.constant_f64(-1200.0, ty);
+    let above = b.cmpf(CmpF::Ogt, p, &limit);
+    let p = b.select(&above, &limit, p);
+    let below = b.cmpf(CmpF::Olt, &p, &minus_limit);
+    let p = b.select(&below, &minus_limit, &p);
+    let clamped = b.arith(Arith::OrI, &above, &below);
+    let zero = b.constant_f64(0.0, ty);
+    let low = b.select(&clamped, &zero, low);
+    let k = nearest_ln2_multiple(b, &p);
+    let minus_k = b.negf(&k);
+    let r = minus_ln2_multiple(b, &p, &minus_k);
+    let r = b.arith(Arith::AddF, &r, &low);
+    let e = b.math(MathUnary::Exp, &r);
+    let k = b.cast(Cast::FPToSI, &k, ScalarType::I64);
+    scale_by_power_of_two(b, &e, &k)
+}
+
+/// round(v / ln2) as an f64 (0 where v is nan; v within +-1200 or so).
+fn nearest_ln2_multiple(b: &mut Block, v: &Value) -> Value {
+    let ty = ScalarType::F64;
+    let inv_ln2 = b.constant_f64(std::f64::consts::LOG2_E, ty);
+    let half = b.constant_f64(0.5, ty);
+    let k = b.fma(v, &inv_ln2, &half);
+    let k = b.math(MathUnary::Floor, &k);
+    let finite = {
+        let a = b.math(MathUnary::AbsF, &k);
+        let inf = b.constant_f64(f64::INFINITY, ty);
+        b.cmpf(CmpF::Olt, &a, &inf)
+    };
+    let zero = b.constant_f64(0.0, ty);
+    b.select(&finite, &k, &zero)
+}
+
+/// `v + minus_k * ln2`, with ln2 to about 2^-110 (the double nearest it, then the
+/// double nearest what that leaves out), each step one FMA.
+fn minus_ln2_multiple(b: &mut Block, v: &Value, minus_k: &Value) -> Value {
+    let ty = ScalarType::F64;
+    let ln2 = b.constant_f64(std::f64::consts::LN_2, ty);
+    let ln2_low = b.constant_f64(2.319_046_813_846_299_6e-17, ty);
+    let r = b.fma(minus_k, &ln2, v);
+    b.fma(minus_k, &ln2_low, &r)
+}
+
+/// `v * 2^k` for an i64 |k| <= 2044, in two factors that are each a normal f64: exact
+/// unless the result overflows or is subnormal (then rounded once).
+fn scale_by_power_of_two(b: &mut Block, v: &Value, k: &Value) -> Value {
+    let i64t = ScalarType::I64;
+    let two = b.constant_int(2, i64t);
+    let k1 = b.arith(Arith::DivSI, k, &two);
+    let k2 = b.arith(Arith::SubI, k, &k1);
+    let p1 = f64_power_of_two(b, &k1);
+    let p2 = f64_power_of_two(b, &k2);
+    let v = b.arith(Arith::MulF, v, &p1);
+    b.arith(Arith::MulF, &v, &p2)
+}
+
+/// maximum/minimum. On floats, C's `y > x ? y : (x >= y ? x : nan)` (`<`, `<=` for
+/// minimum): nan wins, and of equal values (0.0 and -0.0) the first, x.
 fn extremum(b: &mut Block, ins: &[Scalar], out: DType, max: bool) -> Value {
     let a = all_to(b, ins, out);
-    let op = match (out.is_float(), out.is_signed_int(), max) {
-        (true, _, true) => Arith::MaximumF,
-        (true, _, false) => Arith::MinimumF,
-        (false, true, true) => Arith::MaxSI,
-        (false, true, false) => Arith::MinSI,
-        (false, false, true) => Arith::MaxUI,
-        (false, false, false) => Arith::MinUI,
+    if out.is_float() {
+        let (x, y) = (&a[0], &a[1]);
+        let (strict, loose) = if max { (CmpF::Ogt, CmpF::Oge) } else { (CmpF::Olt, CmpF::Ole) };
+        let y_wins = b.cmpf(strict, y, x);
+        let x_wins = b.cmpf(loose, x, y);
+        let nan = b.constant_f64(f64::NAN, x.scalar());
+        let x_or_nan = b.select(&x_wins, x, &nan);
+        return b.select(&y_wins, y, &x_or_nan);
+    }
+    let op = match (out.is_signed_int(), max) {
+        (true, true) => Arith::MaxSI,
+        (true, false) => Arith::MinSI,
+        (false, true) => Arith::MaxUI,
+        (false, false) => Arith::MinUI,
     };
     b.arith(op, &a[0], &a[1])
 }
@@ -465,5 +734,14 @@ fn float_unary(b: &mut Block, x: &Scalar, out: DType, op: MathUnary) -> Result<V
         return Err(format!("{op:?} to {out}"));
     }
     let x = convert(b, x, out);
-    Ok(b.math(op, &x.value))
+    let ty = x.value.scalar();
+    if ty == ScalarType::F64 || op == MathUnary::Sqrt {
+        return Ok(b.math(op, &x.value));
+    }
+    // IREE's f32 `exp` and `log` flush subnormals (exp(-100) is 0, log(1e-42) is
+    // log(2^-126)) and are 2 ulps off; in f64, then rounded once, they are exact where
+    // C's `expf` and `logf` are. (sqrt is exact in any width.)
+    let wide = b.cast(Cast::ExtF, &x.value, ScalarType::F64);
+    let r = b.math(op, &wide);
+    Ok(b.cast(Cast::TruncF, &r, ty))
 }

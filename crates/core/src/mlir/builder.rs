@@ -161,6 +161,8 @@ pub enum Cast {
     UIToFP,
     FPToSI,
     FPToUI,
+    /// The same bits as another type of the same width.
+    Bitcast,
 }
 
 impl Cast {
@@ -175,6 +177,7 @@ impl Cast {
             Cast::UIToFP => "arith.uitofp",
             Cast::FPToSI => "arith.fptosi",
             Cast::FPToUI => "arith.fptoui",
+            Cast::Bitcast => "arith.bitcast",
         }
     }
 }
@@ -270,12 +273,14 @@ impl Block {
 
     pub fn constant_int(&mut self, value: i64, ty: ScalarType) -> Value {
         assert!(!ty.is_float(), "integer constant of float type {ty}");
-        let literal = match (ty, value) {
-            (ScalarType::I1, 0) => "false".to_string(),
-            (ScalarType::I1, _) => "true".to_string(),
-            _ => value.to_string(),
+        // An `i1` is written `true`/`false`, a typed attribute of its own: `false : i1`
+        // does not parse.
+        let rhs = match (ty, value) {
+            (ScalarType::I1, 0) => "arith.constant false".to_string(),
+            (ScalarType::I1, _) => "arith.constant true".to_string(),
+            _ => format!("arith.constant {value} : {ty}"),
         };
-        self.def(ty.into(), format!("arith.constant {literal} : {ty}"))
+        self.def(ty.into(), rhs)
     }
 
     pub fn constant_index(&mut self, value: i64) -> Value {
@@ -353,6 +358,12 @@ impl Block {
         self.def(a.ty.clone(), format!("arith.shrui {}, {} : {}", a.name, b.name, a.ty))
     }
 
+    /// Shift left.
+    pub fn shli(&mut self, a: &Value, b: &Value) -> Value {
+        assert_eq!(a.ty, b.ty, "arith.shli on mismatched types");
+        self.def(a.ty.clone(), format!("arith.shli {}, {} : {}", a.name, b.name, a.ty))
+    }
+
     pub fn cmpf(&mut self, pred: CmpF, a: &Value, b: &Value) -> Value {
         assert_eq!(a.ty, b.ty, "arith.cmpf on mismatched types");
         let p = format!("{pred:?}").to_lowercase();
@@ -373,6 +384,46 @@ impl Block {
 
     pub fn cast(&mut self, op: Cast, a: &Value, to: ScalarType) -> Value {
         self.def(to.into(), format!("{} {} : {} to {to}", op.mnemonic(), a.name, a.ty))
+    }
+
+    /// `scf.while` over scalar loop-carried values: `cond` gets them and returns whether
+    /// to go on; `body` gets them and returns the next ones. Returns the final values.
+    pub fn scf_while(
+        &mut self,
+        inits: &[Value],
+        cond: impl FnOnce(&mut Block, &[Value]) -> Value,
+        body: impl FnOnce(&mut Block, &[Value]) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let types = join_types(inits);
+        let mut before = Block::new(self.indent + 1, self.counter.clone());
+        let before_args: Vec<Value> = inits.iter().map(|v| Value { name: before.fresh(), ty: v.ty.clone() }).collect();
+        let go_on = cond(&mut before, &before_args);
+        assert_eq!(go_on.scalar(), ScalarType::I1, "scf.condition must be i1");
+        before.line(&format!("scf.condition({}) {} : {types}", go_on.name, join_names(&before_args)));
+        let mut after = Block::new(self.indent + 1, self.counter.clone());
+        let after_args: Vec<Value> = inits.iter().map(|v| Value { name: after.fresh(), ty: v.ty.clone() }).collect();
+        let next = body(&mut after, &after_args);
+        assert_eq!(join_types(&next), types, "scf.while body must yield the loop-carried types");
+        after.line(&format!("scf.yield {} : {types}", join_names(&next)));
+
+        let name = self.fresh();
+        let head = if inits.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", inits.len()) };
+        let bound: Vec<String> = before_args.iter().zip(inits).map(|(a, i)| format!("{} = {}", a.name, i.name)).collect();
+        self.line(&format!("{head}scf.while ({}) : ({types}) -> ({types}) {{", bound.join(", ")));
+        self.text.push_str(&before.text);
+        let after_decl: Vec<String> = after_args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
+        self.line("} do {");
+        self.line(&format!("^bb0({}):", after_decl.join(", ")));
+        self.text.push_str(&after.text);
+        self.line("}");
+        inits
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Value {
+                name: if inits.len() == 1 { name.clone() } else { format!("{name}#{i}") },
+                ty: v.ty.clone(),
+            })
+            .collect()
     }
 
     pub fn tensor_dim(&mut self, t: &Value, axis: usize) -> Value {
