@@ -16,9 +16,12 @@ from pytensor.graph.op import Op
 from pytensor.graph.type import Type
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.type import TensorType
+from pytensor.tensor.type_other import NoneTypeT
 
 
 def export_type(t):
+    if isinstance(t, NoneTypeT):
+        return {"kind": "none"}
     if isinstance(t, TensorType):
         return {"kind": "tensor", "dtype": t.dtype, "shape": list(t.shape)}
     if isinstance(t, ScalarType):
@@ -64,7 +67,7 @@ def export_fgraph(fgraph):
         if v not in index:
             index[v] = len(variables)
             entry = {"type": export_type(v.type), "name": v.name}
-            if isinstance(v, Constant):
+            if isinstance(v, Constant) and not isinstance(v.type, NoneTypeT):
                 entry["constant"] = _constant_hex(v)
             variables.append(entry)
         return index[v]

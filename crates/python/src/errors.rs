@@ -1,6 +1,6 @@
 //! Rust errors as precise Python exceptions, keeping the Rust context in the message.
 
-use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyValueError, PyZeroDivisionError};
+use pyo3::exceptions::{PyAssertionError, PyNotImplementedError, PyRuntimeError, PyValueError, PyZeroDivisionError};
 use pyo3::{create_exception, PyErr};
 use pytensor_mlir_core::lower::ErrorKind;
 use pytensor_mlir_core::GraphError;
@@ -26,5 +26,7 @@ pub fn runtime_error(e: pytensor_mlir_iree::RuntimeError) -> PyErr {
 pub fn check_failed(kind: ErrorKind, message: &str) -> PyErr {
     match kind {
         ErrorKind::ZeroDivision => PyZeroDivisionError::new_err(message.to_string()),
+        ErrorKind::Value => PyValueError::new_err(message.to_string()),
+        ErrorKind::Assertion => PyAssertionError::new_err(message.to_string()),
     }
 }

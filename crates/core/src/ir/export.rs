@@ -32,6 +32,8 @@ pub enum ExportedType {
     Tensor { dtype: String, shape: Vec<Option<u64>> },
     /// A `ScalarType`, as found inside a `Composite`.
     Scalar { dtype: String },
+    /// `NoneTypeT`: `NoneConst`, an optional input left out (a free `SpecifyShape` dim).
+    None,
     /// Any other type, named by its repr.
     Other { repr: String },
 }

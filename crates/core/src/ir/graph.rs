@@ -31,6 +31,9 @@ pub struct Variable {
     pub name: Option<String>,
     /// A constant's bytes in C order, little-endian (bool: one byte per element).
     pub constant: Option<Vec<u8>>,
+    /// `NoneConst`: no value at all; `ty` is a 0-d placeholder that no rule may read,
+    /// and `Context::value` refuses it.
+    pub is_none: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -108,6 +111,7 @@ fn tensor_type(ty: &ExportedType) -> Result<TensorType, String> {
             dtype: parse_dtype(dtype)?,
             shape: vec![],
         }),
+        ExportedType::None => Ok(TensorType { dtype: DType::Bool, shape: vec![] }),
         ExportedType::Other { repr } => Err(format!("type {repr} is not a tensor type")),
     }
 }
@@ -163,7 +167,8 @@ impl Graph {
                     return Err(GraphError::Invalid(format!("constant {i} does not match its type")));
                 }
             }
-            variables.push(Variable { ty, name: v.name.clone(), constant });
+            let is_none = matches!(v.ty, ExportedType::None);
+            variables.push(Variable { ty, name: v.name.clone(), constant, is_none });
         }
         let mut nodes = Vec::with_capacity(g.nodes.len());
         for node in &g.nodes {
@@ -200,6 +205,9 @@ impl ScalarGraph {
         let mut dtypes = Vec::with_capacity(n);
         let mut constants = Vec::with_capacity(n);
         for v in &g.variables {
+            if matches!(v.ty, ExportedType::None) {
+                return Err("a Composite variable is None".into());
+            }
             let ty = tensor_type(&v.ty)?;
             if ty.ndim() != 0 {
                 return Err("a Composite variable is not a scalar".into());

@@ -2,6 +2,7 @@
 
 use super::export::ExportedOp;
 use super::graph::ScalarGraph;
+use crate::dtype::DType;
 use serde_json::Value;
 
 /// A tensor-level Op of a `FunctionGraph`.
@@ -15,6 +16,39 @@ pub enum Op {
     DeepCopy,
     /// `Dot` (and `Dot22`): matrix and vector products, inputs of rank 1 or 2.
     Dot,
+    /// `CAReduce` and its subclasses (`Sum`, `Prod`, `Max`, ...): `axis` as PyTensor
+    /// holds it (`None`: every axis), accumulating in `acc_dtype` (`None`: the output's).
+    /// `Max` and `Min` raise `ValueError` on a reduced axis of size 0 (`zero_size_raises`),
+    /// where a plain `CAReduce` gives the identity.
+    CAReduce { reduction: Reduction, axis: Option<Vec<i64>>, acc_dtype: Option<DType>, zero_size_raises: bool },
+    /// `Argmax`: the flat index over `axis` (`None`: every axis) of the first maximum.
+    Argmax { axis: Option<Vec<i64>> },
+    /// `Softmax` and `LogSoftmax` along `axis` (`None`: over every axis).
+    Softmax { axis: Option<i64>, log: bool },
+    /// `Shape`: the input's shape as an int64 vector.
+    Shape,
+    /// `Shape_i`: one dim of the input as an int64 scalar.
+    ShapeI(usize),
+    /// `SpecifyShape`: the input, once its dims equal the shape inputs that are not None.
+    SpecifyShape,
+    /// `MakeVector`: scalars (0-d tensors) as a vector of the output's dtype.
+    MakeVector,
+    /// `TensorFromScalar` and `ScalarFromTensor`: scalars are 0-d tensors here already.
+    TensorFromScalar,
+    ScalarFromTensor,
+}
+
+/// The binary scalar op a `CAReduce` folds with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    Sum,
+    Prod,
+    /// `ProdWithoutZeros`: zeros are skipped.
+    ProdWithoutZeros,
+    Max,
+    Min,
+    All,
+    Any,
 }
 
 /// A scalar op as held by an `Elemwise` or inside a `Composite`.
@@ -129,6 +163,43 @@ impl Op {
             }
             "DeepCopyOp" => Ok(Op::DeepCopy),
             "Dot" | "Dot22" => Ok(Op::Dot),
+            "CAReduce" | "Sum" | "Prod" | "ProdWithoutZeros" | "Max" | "Min" | "All" | "Any" => {
+                let scalar = nested_op(op, "scalar_op")?;
+                let reduction = match scalar.type_name.as_str() {
+                    "Add" => Reduction::Sum,
+                    "Mul" => Reduction::Prod,
+                    "MulWithoutZeros" => Reduction::ProdWithoutZeros,
+                    "Maximum" | "ScalarMaximum" => Reduction::Max,
+                    "Minimum" | "ScalarMinimum" => Reduction::Min,
+                    "AND" => Reduction::All,
+                    "OR" => Reduction::Any,
+                    _ => return Err(format!("reduction by scalar op {}", scalar.describe())),
+                };
+                let acc_dtype = match op.props.get("acc_dtype") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => {
+                        let name = v.as_str().ok_or("prop acc_dtype is not a dtype name")?;
+                        Some(DType::parse(name).ok_or_else(|| format!("unknown acc_dtype {name}"))?)
+                    }
+                };
+                let zero_size_raises = matches!(op.type_name.as_str(), "Max" | "Min");
+                Ok(Op::CAReduce { reduction, axis: prop_axes(op, "axis")?, acc_dtype, zero_size_raises })
+            }
+            "Argmax" => Ok(Op::Argmax { axis: prop_axes(op, "axis")? }),
+            "Softmax" | "LogSoftmax" => {
+                let axis = match prop_axes(op, "axis")?.as_deref() {
+                    None => None,
+                    Some([a]) => Some(*a),
+                    Some(_) => return Err("axis is not one axis".into()),
+                };
+                Ok(Op::Softmax { axis, log: op.type_name == "LogSoftmax" })
+            }
+            "Shape" => Ok(Op::Shape),
+            "Shape_i" => Ok(Op::ShapeI(prop_usize(op, "i")?)),
+            "SpecifyShape" => Ok(Op::SpecifyShape),
+            "MakeVector" => Ok(Op::MakeVector),
+            "TensorFromScalar" => Ok(Op::TensorFromScalar),
+            "ScalarFromTensor" => Ok(Op::ScalarFromTensor),
             _ => Err("no lowering rule for this Op".into()),
         }
     }
@@ -149,6 +220,16 @@ fn prop_usize(op: &ExportedOp, prop: &str) -> Result<usize, String> {
         .and_then(Value::as_u64)
         .map(|v| v as usize)
         .ok_or_else(|| format!("prop {prop} is not a non-negative integer"))
+}
+
+/// An axis prop: `None`, one integer or a list of them (negative counts from the end).
+fn prop_axes(op: &ExportedOp, prop: &str) -> Result<Option<Vec<i64>>, String> {
+    let bad = || format!("prop {prop} is not an axis or a list of axes");
+    match op.props.get(prop) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items.iter().map(|v| v.as_i64().ok_or_else(bad)).collect::<Result<_, _>>().map(Some),
+        Some(v) => v.as_i64().map(|a| Some(vec![a])).ok_or_else(bad),
+    }
 }
 
 fn prop_list<'a>(op: &'a ExportedOp, prop: &str) -> Result<&'a Vec<Value>, String> {

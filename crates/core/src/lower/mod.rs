@@ -4,6 +4,7 @@
 mod basic;
 mod blas;
 mod elemwise;
+mod reduce;
 pub mod scalar;
 mod shape;
 pub mod shapes;
@@ -19,6 +20,10 @@ pub const ENTRY: &str = "main";
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ErrorKind {
     ZeroDivision,
+    /// `ValueError`: numpy's error for an argmax of an empty sequence, and broadcasting.
+    Value,
+    /// `AssertionError`: a failed `SpecifyShape`, as the C backend raises.
+    Assertion,
 }
 
 /// A run-time error the kernels report through an extra `tensor<i8>` result: nonzero
@@ -67,6 +72,9 @@ impl<'g> Context<'g> {
             return Ok(value.clone());
         }
         let var = &self.graph.variables[v];
+        if var.is_none {
+            return Err(format!("variable {v} is NoneConst, which has no value"));
+        }
         let bytes = var.constant.as_ref().ok_or_else(|| format!("variable {v} is used before it is computed"))?;
         let value = basic::constant(b, &var.ty, bytes);
         self.values[v] = Some(value.clone());
@@ -89,8 +97,13 @@ impl<'g> Context<'g> {
 
     /// Requires `left == right` at run time, checked before the call.
     pub fn require_equal(&mut self, left: Dim, right: Dim, op: &str) {
+        self.require(left, right, op, ErrorKind::Value);
+    }
+
+    /// Requires `left == right` before the call, raising `kind` if not.
+    pub fn require(&mut self, left: Dim, right: Dim, op: &str, kind: ErrorKind) {
         if left != right {
-            self.shape_checks.push(ShapeCheck { left, right, op: op.to_string() });
+            self.shape_checks.push(ShapeCheck { left, right, op: op.to_string(), kind });
         }
     }
 
@@ -114,6 +127,16 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::DimShuffle { new_order, .. } => shape::dimshuffle(cx, b, node, new_order),
         Op::DeepCopy => basic::deep_copy(cx, b, node),
         Op::Dot => blas::dot(cx, b, node, &name),
+        Op::CAReduce { reduction, axis, acc_dtype, zero_size_raises } => {
+            reduce::careduce(cx, b, node, *reduction, axis.as_deref(), *acc_dtype, *zero_size_raises)
+        }
+        Op::Argmax { axis } => reduce::argmax(cx, b, node, axis.as_deref()),
+        Op::Softmax { axis, log } => reduce::softmax(cx, b, node, *axis, *log),
+        Op::Shape => shape::shape(cx, b, node),
+        Op::ShapeI(i) => shape::shape_i(cx, b, node, *i),
+        Op::SpecifyShape => shape::specify_shape(cx, b, node, &name),
+        Op::MakeVector => basic::make_vector(cx, b, node),
+        Op::TensorFromScalar | Op::ScalarFromTensor => basic::scalar_identity(cx, b, node),
     }
 }
 

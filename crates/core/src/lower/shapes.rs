@@ -2,6 +2,7 @@
 //! IREE does not check that broadcast dims agree at run time: a mismatch would read out
 //! of bounds, so every equality a lowering relies on is checked here first.
 
+use super::ErrorKind;
 use std::fmt;
 
 /// A dim as a function of the call's input shapes.
@@ -18,15 +19,20 @@ pub struct ShapeCheck {
     pub left: Dim,
     pub right: Dim,
     pub op: String,
+    /// The exception a mismatch raises.
+    pub kind: ErrorKind,
 }
 
 /// A failed check, with the inputs named.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ShapeError(pub String);
+pub struct ShapeError {
+    pub kind: ErrorKind,
+    pub message: String,
+}
 
 impl fmt::Display for ShapeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -51,12 +57,15 @@ pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String]) -> Re
     for c in checks {
         let (l, r) = (resolve(c.left, shapes), resolve(c.right, shapes));
         if l != r {
-            return Err(ShapeError(format!(
-                "shape mismatch in {}: {} is {l} but {} is {r} (only dims of static size 1 broadcast)",
-                c.op,
-                describe(c.left, names),
-                describe(c.right, names)
-            )));
+            let (left, right) = (describe(c.left, names), describe(c.right, names));
+            let message = match c.kind {
+                ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
+                _ => format!(
+                    "shape mismatch in {}: {left} is {l} but {right} is {r} (only dims of static size 1 broadcast)",
+                    c.op
+                ),
+            };
+            return Err(ShapeError { kind: c.kind, message });
         }
     }
     Ok(())

@@ -572,3 +572,39 @@ impl Function {
         format!("func.func @{}({}) -> ({}) {{\n{}}}\n", self.name, args.join(", "), rets.join(", "), self.body.text)
     }
 }
+
+/// `tensor` and `linalg` ops for reductions and shape ops.
+impl Block {
+    /// The iteration index along `dim` inside a `linalg.generic` body.
+    pub fn linalg_index(&mut self, dim: usize) -> Value {
+        self.def(ScalarType::Index.into(), format!("linalg.index {dim} : index"))
+    }
+
+    /// `arith.index_cast` between `index` and an integer type.
+    pub fn index_cast(&mut self, a: &Value, to: ScalarType) -> Value {
+        assert!(!a.scalar().is_float() && !to.is_float(), "arith.index_cast of a float");
+        self.def(to.into(), format!("arith.index_cast {} : {} to {to}", a.name, a.ty))
+    }
+
+    /// A static-shaped tensor of `ty` from its elements in C order.
+    pub fn tensor_from_elements(&mut self, ty: TensorType, elements: &[Value]) -> Value {
+        let count: u64 = ty.shape.iter().map(|d| d.expect("tensor.from_elements needs a static shape")).product();
+        assert_eq!(count as usize, elements.len(), "tensor.from_elements needs one value per element");
+        assert!(elements.iter().all(|e| e.scalar() == ty.element), "tensor.from_elements of another element type");
+        self.def(ty.clone().into(), format!("tensor.from_elements {} : {ty}", join_names(elements)))
+    }
+
+    /// One element of `t` at `indices` (`index` values, one per dim).
+    pub fn tensor_extract(&mut self, t: &Value, indices: &[Value]) -> Value {
+        assert_eq!(t.tensor().rank(), indices.len(), "tensor.extract needs one index per dim");
+        let elem = t.tensor().element;
+        self.def(elem.into(), format!("tensor.extract {}[{}] : {}", t.name, join_names(indices), t.ty))
+    }
+
+    /// `tensor.cast` to a type that differs only in which dims are static.
+    pub fn tensor_cast(&mut self, t: &Value, to: TensorType) -> Value {
+        assert_eq!(t.tensor().element, to.element, "tensor.cast changes the element type");
+        assert_eq!(t.tensor().rank(), to.rank(), "tensor.cast changes the rank");
+        self.def(to.clone().into(), format!("tensor.cast {} : {} to {to}", t.name, t.ty))
+    }
+}

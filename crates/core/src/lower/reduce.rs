@@ -1,0 +1,393 @@
+//! Reductions: `CAReduce` (`Sum`, `Prod`, `ProdWithoutZeros`, `Max`, `Min`, `All`,
+//! `Any`), `Argmax`, `Softmax` and `LogSoftmax`. Each fold is a `linalg.generic` with
+//! reduction iterators over the reduced axes, writing into an accumulator filled with the
+//! fold's identity, so an empty reduction gives the identity as the C backend does.
+
+use super::scalar::{self, Scalar};
+use super::shapes::Dim;
+use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
+use crate::dtype::DType;
+use crate::ir::{Node, Reduction, TensorType};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IteratorType, MathUnary, ScalarType, Value};
+
+/// PyTensor's axes (`None`: all; negative from the end) as sorted distinct axes.
+fn normalize_axes(axis: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>, String> {
+    let Some(axis) = axis else {
+        return Ok((0..ndim).collect());
+    };
+    let mut axes = Vec::with_capacity(axis.len());
+    for &a in axis {
+        let n = ndim as i64;
+        if a < -n || a >= n {
+            return Err(format!("axis {a} is out of range for an input of rank {ndim}"));
+        }
+        axes.push(if a < 0 { (a + n) as usize } else { a as usize });
+    }
+    axes.sort_unstable();
+    axes.dedup();
+    Ok(axes)
+}
+
+/// The kept axes, in order: the dims of a reduction's result.
+fn kept(ndim: usize, axes: &[usize]) -> Vec<usize> {
+    (0..ndim).filter(|d| !axes.contains(d)).collect()
+}
+
+/// The map from the input's iteration space to the reduced result.
+fn kept_map(ndim: usize, axes: &[usize]) -> AffineMap {
+    AffineMap { dims: ndim, results: kept(ndim, axes).into_iter().map(AffineExpr::Dim).collect() }
+}
+
+fn iterators(ndim: usize, axes: &[usize]) -> Vec<IteratorType> {
+    (0..ndim).map(|d| if axes.contains(&d) { IteratorType::Reduction } else { IteratorType::Parallel }).collect()
+}
+
+/// An empty tensor of `ty` whose dynamic dims are `x`'s dims `source[p]`.
+fn empty_like(b: &mut Block, ty: &TensorType, x: &Value, source: &[usize]) -> Value {
+    let sizes: Vec<Value> = (0..ty.ndim()).filter(|&p| ty.shape[p].is_none()).map(|p| b.tensor_dim(x, source[p])).collect();
+    b.tensor_empty(tensor_type(ty), &sizes)
+}
+
+/// A tensor element as scalar code sees it: bool bytes become `i1`.
+fn load(b: &mut Block, arg: &Value, dtype: DType) -> Scalar {
+    let value = if dtype == DType::Bool {
+        let z = b.constant_int(0, ScalarType::I8);
+        b.cmpi(CmpI::Ne, arg, &z)
+    } else {
+        arg.clone()
+    };
+    Scalar { value, dtype }
+}
+
+/// A scalar as a tensor element of `dtype`: converted, bool as a byte.
+fn store(b: &mut Block, s: &Scalar, dtype: DType) -> Value {
+    let v = scalar::convert(b, s, dtype).value;
+    if dtype == DType::Bool {
+        b.cast(Cast::ExtUI, &v, ScalarType::I8)
+    } else {
+        v
+    }
+}
+
+/// The least value of `dtype` as stored (`-inf` for floats).
+fn lowest(b: &mut Block, dtype: DType) -> Value {
+    let ty = scalar::storage_type(dtype);
+    if dtype.is_float() {
+        b.constant_f64(f64::NEG_INFINITY, ty)
+    } else if dtype.is_signed_int() {
+        b.constant_int(i64::MIN >> (64 - ty.bits()), ty)
+    } else {
+        b.constant_int(0, ty)
+    }
+}
+
+/// The greatest value of `dtype` as stored (`inf` for floats).
+fn highest(b: &mut Block, dtype: DType) -> Value {
+    let ty = scalar::storage_type(dtype);
+    if dtype.is_float() {
+        b.constant_f64(f64::INFINITY, ty)
+    } else if dtype.is_signed_int() {
+        b.constant_int(i64::MAX >> (64 - ty.bits()), ty)
+    } else if dtype == DType::Bool {
+        b.constant_int(1, ty)
+    } else {
+        // All ones: the unsigned maximum of any width.
+        b.constant_int(-1, ty)
+    }
+}
+
+fn small(b: &mut Block, dtype: DType, v: i64) -> Value {
+    let ty = scalar::storage_type(dtype);
+    if dtype.is_float() {
+        b.constant_f64(v as f64, ty)
+    } else {
+        b.constant_int(v, ty)
+    }
+}
+
+/// The fold's identity in `dtype`, as stored.
+fn identity(b: &mut Block, r: Reduction, dtype: DType) -> Value {
+    match r {
+        Reduction::Sum | Reduction::Any => small(b, dtype, 0),
+        Reduction::Prod | Reduction::ProdWithoutZeros | Reduction::All => small(b, dtype, 1),
+        Reduction::Max => lowest(b, dtype),
+        Reduction::Min => highest(b, dtype),
+    }
+}
+
+/// `acc (op) x` for stored values of `dtype` (bools are 0/1 bytes).
+fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) -> Value {
+    let (float, signed, boolean) = (dtype.is_float(), dtype.is_signed_int(), dtype == DType::Bool);
+    let op = match r {
+        Reduction::Sum if boolean => Arith::OrI,
+        Reduction::Sum if float => Arith::AddF,
+        Reduction::Sum => Arith::AddI,
+        Reduction::Prod if boolean => Arith::AndI,
+        Reduction::Prod if float => Arith::MulF,
+        Reduction::Prod => Arith::MulI,
+        Reduction::ProdWithoutZeros => {
+            let zero = small(b, dtype, 0);
+            let is_zero = if float { b.cmpf(CmpF::Oeq, x, &zero) } else { b.cmpi(CmpI::Eq, x, &zero) };
+            let product = combine(b, Reduction::Prod, dtype, acc, x);
+            return b.select(&is_zero, acc, &product);
+        }
+        Reduction::Max if float => Arith::MaximumF,
+        Reduction::Max if signed => Arith::MaxSI,
+        Reduction::Max => Arith::MaxUI,
+        Reduction::Min if float => Arith::MinimumF,
+        Reduction::Min if signed => Arith::MinSI,
+        Reduction::Min => Arith::MinUI,
+        // On 0/1 bytes (All and Any are of bools), and/or are the logical ops.
+        Reduction::All => Arith::AndI,
+        Reduction::Any => Arith::OrI,
+    };
+    b.arith(op, acc, x)
+}
+
+/// Folds `x` (of `x_dtype`) over `axes` into a tensor of `acc` (the kept dims), each
+/// element converted to `acc.dtype` first.
+fn fold(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Value {
+    let ndim = x.tensor().rank();
+    let kept_axes = kept(ndim, axes);
+    let empty = empty_like(b, acc, x, &kept_axes);
+    let init_value = identity(b, r, acc.dtype);
+    let init = b.linalg_fill(&init_value, &empty);
+    let maps = [AffineMap::identity(ndim), kept_map(ndim, axes)];
+    let result = b.linalg_generic(&[x.clone()], &[init], &maps, &iterators(ndim, axes), |body, args| {
+        let element = load(body, &args[0], x_dtype);
+        let element = store(body, &element, acc.dtype);
+        Ok::<_, String>(vec![combine(body, r, acc.dtype, &args[1], &element)])
+    });
+    result.expect("the reduction body cannot fail").remove(0)
+}
+
+/// An `i1` condition as the `tensor<i8>` flag a `RuntimeCheck` reads.
+fn flag(b: &mut Block, failed: &Value) -> Value {
+    let byte = b.cast(Cast::ExtUI, failed, ScalarType::I8);
+    let empty = b.tensor_empty(crate::mlir::TensorType::new(vec![], ScalarType::I8), &[]);
+    b.linalg_fill(&byte, &empty)
+}
+
+/// The number of elements over `axes` of `x`, as an `index`.
+fn count(b: &mut Block, x: &Value, axes: &[usize]) -> Value {
+    let mut n = b.constant_index(1);
+    for &a in axes {
+        let d = b.tensor_dim(x, a);
+        n = b.arith(Arith::MulI, &n, &d);
+    }
+    n
+}
+
+pub fn careduce(
+    cx: &mut Context,
+    b: &mut Block,
+    node: &Node,
+    r: Reduction,
+    axis: Option<&[i64]>,
+    acc_dtype: Option<DType>,
+    zero_size_raises: bool,
+) -> Result<(), String> {
+    let (input, output) = (node.inputs[0], node.outputs[0]);
+    let x_ty = cx.graph.ty(input).clone();
+    let out_ty = cx.graph.ty(output).clone();
+    let axes = normalize_axes(axis, x_ty.ndim())?;
+    let acc = acc_dtype.unwrap_or(out_ty.dtype);
+    if matches!(r, Reduction::All | Reduction::Any) && acc != DType::Bool {
+        return Err(format!("{r:?} accumulating in {}", acc.name()));
+    }
+    let x = cx.value(b, input)?;
+    if zero_size_raises {
+        // The C backend's check: any reduced axis of size 0, even with an empty result.
+        let reduced = count(b, &x, &axes);
+        let zero = b.constant_index(0);
+        let empty = b.cmpi(CmpI::Eq, &reduced, &zero);
+        let failed = flag(b, &empty);
+        let message = format!("Input of {r:?} has zero-size on a reduced axis (axes {axes:?})");
+        cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message });
+    }
+    let acc_ty = TensorType { dtype: acc, shape: out_ty.shape.clone() };
+    let folded = fold(b, r, &x, x_ty.dtype, &axes, &acc_ty);
+    let result = elemwise::cast(b, &folded, &acc_ty, out_ty.dtype)?;
+    let in_dims = cx.dims(input);
+    let dims = kept(x_ty.ndim(), &axes).into_iter().map(|a| in_dims[a]).collect();
+    cx.define(output, result, dims);
+    Ok(())
+}
+
+/// numpy's argmax: the first index of the maximum, a nan counting as greater than any
+/// number (so the first nan wins). The index is flat over the reduced axes in C order.
+pub fn argmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<&[i64]>) -> Result<(), String> {
+    let (input, output) = (node.inputs[0], node.outputs[0]);
+    let x_ty = cx.graph.ty(input).clone();
+    let out_ty = cx.graph.ty(output).clone();
+    if out_ty.dtype != DType::Int64 {
+        return Err(format!("an index of dtype {}", out_ty.dtype.name()));
+    }
+    let ndim = x_ty.ndim();
+    let axes = normalize_axes(axis, ndim)?;
+    let kept_axes = kept(ndim, &axes);
+    let x = cx.value(b, input)?;
+    let dtype = x_ty.dtype;
+
+    // numpy raises for an empty reduced extent unless there is nothing to compute.
+    let reduced = count(b, &x, &axes);
+    let outputs = count(b, &x, &kept_axes);
+    let zero = b.constant_index(0);
+    let none_reduced = b.cmpi(CmpI::Eq, &reduced, &zero);
+    let some_out = b.cmpi(CmpI::Ne, &outputs, &zero);
+    let empty = b.arith(Arith::AndI, &none_reduced, &some_out);
+    let failed = flag(b, &empty);
+    cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message: "attempt to get argmax of an empty sequence".into() });
+
+    let sizes: Vec<Value> = axes.iter().map(|&a| b.tensor_dim(&x, a)).collect();
+    let value_ty = TensorType { dtype, shape: out_ty.shape.clone() };
+    let value_empty = empty_like(b, &value_ty, &x, &kept_axes);
+    let low = lowest(b, dtype);
+    let value_init = b.linalg_fill(&low, &value_empty);
+    let index_empty = empty_like(b, &out_ty, &x, &kept_axes);
+    let no_index = b.constant_int(i64::MAX, ScalarType::I64);
+    let index_init = b.linalg_fill(&no_index, &index_empty);
+    let maps = [AffineMap::identity(ndim), kept_map(ndim, &axes), kept_map(ndim, &axes)];
+    let results = b.linalg_generic(&[x.clone()], &[value_init, index_init], &maps, &iterators(ndim, &axes), |body, args| {
+        let (v, best, best_index) = (&args[0], &args[1], &args[2]);
+        let mut flat = body.constant_index(0);
+        for (&a, size) in axes.iter().zip(&sizes) {
+            let i = body.linalg_index(a);
+            let scaled = body.arith(Arith::MulI, &flat, size);
+            flat = body.arith(Arith::AddI, &scaled, &i);
+        }
+        let index = body.index_cast(&flat, ScalarType::I64);
+        // The combination is a total order on (value, index), so any order of visits
+        // gives numpy's answer.
+        let (greater, equal) = if dtype.is_float() {
+            let gt = body.cmpf(CmpF::Ogt, v, best);
+            let v_nan = body.cmpf(CmpF::Uno, v, v);
+            let best_nan = body.cmpf(CmpF::Uno, best, best);
+            let best_number = body.cmpf(CmpF::Oeq, best, best);
+            let nan_over_number = body.arith(Arith::AndI, &v_nan, &best_number);
+            let greater = body.arith(Arith::OrI, &gt, &nan_over_number);
+            let eq = body.cmpf(CmpF::Oeq, v, best);
+            let both_nan = body.arith(Arith::AndI, &v_nan, &best_nan);
+            (greater, body.arith(Arith::OrI, &eq, &both_nan))
+        } else {
+            let pred = if dtype.is_signed_int() { CmpI::Sgt } else { CmpI::Ugt };
+            (body.cmpi(pred, v, best), body.cmpi(CmpI::Eq, v, best))
+        };
+        let earlier = body.cmpi(CmpI::Slt, &index, best_index);
+        let tie = body.arith(Arith::AndI, &equal, &earlier);
+        let take = body.arith(Arith::OrI, &greater, &tie);
+        Ok::<_, String>(vec![body.select(&take, v, best), body.select(&take, &index, best_index)])
+    })?;
+    let in_dims = cx.dims(input);
+    cx.define(output, results[1].clone(), kept_axes.iter().map(|&a| in_dims[a]).collect());
+    Ok(())
+}
+
+/// `Softmax`: `exp(x - max) / sum(exp(x - max))`; `LogSoftmax`: `(x - max) - log(sum(..))`,
+/// the max subtracted so that no exp overflows.
+pub fn softmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<i64>, log: bool) -> Result<(), String> {
+    let (input, output) = (node.inputs[0], node.outputs[0]);
+    let x_ty = cx.graph.ty(input).clone();
+    let out_ty = cx.graph.ty(output).clone();
+    if !out_ty.dtype.is_float() {
+        return Err(format!("output of dtype {}", out_ty.dtype.name()));
+    }
+    let ndim = x_ty.ndim();
+    let axes = match axis {
+        None => normalize_axes(None, ndim)?,
+        Some(a) => normalize_axes(Some(&[a]), ndim)?,
+    };
+    let kept_axes = kept(ndim, &axes);
+    let x = cx.value(b, input)?;
+    let x = elemwise::cast(b, &x, &x_ty, out_ty.dtype)?;
+    let dtype = out_ty.dtype;
+    let ty = scalar::storage_type(dtype);
+    let reduced_ty = TensorType {
+        dtype,
+        shape: kept_axes.iter().map(|&a| out_ty.shape[a]).collect(),
+    };
+    let max = fold(b, Reduction::Max, &x, dtype, &axes, &reduced_ty);
+
+    let sum_empty = empty_like(b, &reduced_ty, &x, &kept_axes);
+    let zero = b.constant_f64(0.0, ty);
+    let sum_init = b.linalg_fill(&zero, &sum_empty);
+    let reduced_map = kept_map(ndim, &axes);
+    let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map.clone()];
+    let sum = b.linalg_generic(&[x.clone(), max.clone()], &[sum_init], &maps, &iterators(ndim, &axes), |body, args| {
+        let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
+        let e = body.math(MathUnary::Exp, &shifted);
+        Ok::<_, String>(vec![body.arith(Arith::AddF, &args[2], &e)])
+    })?;
+
+    let out_empty = empty_like(b, &out_ty, &x, &(0..ndim).collect::<Vec<_>>());
+    let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map, AffineMap::identity(ndim)];
+    let r = b.linalg_generic(
+        &[x.clone(), max, sum[0].clone()],
+        &[out_empty],
+        &maps,
+        &vec![IteratorType::Parallel; ndim],
+        |body, args| {
+            let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
+            let y = if log {
+                let log_sum = body.math(MathUnary::Log, &args[2]);
+                body.arith(Arith::SubF, &shifted, &log_sum)
+            } else {
+                let e = body.math(MathUnary::Exp, &shifted);
+                body.arith(Arith::DivF, &e, &args[2])
+            };
+            Ok::<_, String>(vec![y])
+        },
+    )?;
+    let dims: Vec<Dim> = cx.dims(input);
+    cx.define(output, r[0].clone(), dims);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn axes_are_normalized_sorted_and_checked() {
+        assert_eq!(normalize_axes(None, 3).unwrap(), vec![0, 1, 2]);
+        assert_eq!(normalize_axes(Some(&[-1, 0]), 3).unwrap(), vec![0, 2]);
+        assert_eq!(normalize_axes(Some(&[1, -2]), 3).unwrap(), vec![1]);
+        assert!(normalize_axes(Some(&[3]), 3).is_err());
+        assert!(normalize_axes(Some(&[-4]), 3).is_err());
+        assert_eq!(kept(4, &[1, 3]), vec![0, 2]);
+    }
+
+    fn lower_json(op: &str, props: &str, in_dtype: &str, out: &str) -> Result<crate::Lowered, crate::GraphError> {
+        let json = format!(
+            r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{in_dtype}", "shape": [null, 3]}}, "name": "x"}},
+                {{"type": {{"kind": "tensor", {out}}}, "name": null}}],
+              "inputs": [0], "outputs": [1],
+              "nodes": [{{"op": {{"type": "{op}", "props": {props}}}, "inputs": [0], "outputs": [1]}}]}}"#
+        );
+        crate::compile_export(&json)
+    }
+
+    #[test]
+    fn sum_accumulates_in_acc_dtype_then_casts() {
+        let props = r#"{"scalar_op": {"$op": {"type": "Add", "props": {}}}, "axis": [-1], "dtype": "float32", "acc_dtype": "float64"}"#;
+        let l = lower_json("Sum", props, "float32", r#""dtype": "float32", "shape": [null]"#).unwrap();
+        assert!(l.mlir.contains(r#"iterator_types = ["parallel", "reduction"]"#), "{}", l.mlir);
+        assert!(l.mlir.contains("arith.addf") && l.mlir.contains("arith.extf") && l.mlir.contains("arith.truncf"));
+        assert!(l.checks.is_empty());
+    }
+
+    #[test]
+    fn argmax_reports_empty_sequences_through_a_value_error_flag() {
+        let l = lower_json("Argmax", r#"{"axis": null}"#, "float64", r#""dtype": "int64", "shape": []"#).unwrap();
+        assert_eq!(l.checks.len(), 1);
+        assert_eq!(l.checks[0].kind, ErrorKind::Value);
+        assert!(l.mlir.contains("linalg.index 0") && l.mlir.contains("linalg.index 1"));
+    }
+
+    #[test]
+    fn reductions_by_other_scalar_ops_are_refused_by_name() {
+        let props = r#"{"scalar_op": {"$op": {"type": "Sub", "props": {}}}, "axis": null}"#;
+        let e = lower_json("CAReduce", props, "float64", r#""dtype": "float64", "shape": []"#).unwrap_err();
+        assert!(e.to_string().contains("Sub"), "{e}");
+    }
+}

@@ -1,0 +1,264 @@
+"""Reductions against the C backend: CAReduce and its subclasses with every axis form and
+dtype, empty reductions, nan, Argmax/argmin, Softmax/LogSoftmax, what PyTensor builds for
+mean/var/std/logsumexp, and gradients through each. Each function carries several
+outputs, since the C backend compiles every function with g++."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from conftest import MLIR, assert_same, compile_both, raises_like
+
+from pytensor.tensor.math import ProdWithoutZeros
+from pytensor.tensor.special import log_softmax, softmax
+
+import pytensor_mlir
+
+
+def run_both(inputs, outputs, cases, rtol=None):
+    """Compiles once per mode and compares every output on every case."""
+    f, ref = compile_both(inputs, outputs)
+    for values in cases:
+        got, want = f(*values), ref(*values)
+        for i, (g, w) in enumerate(zip(got, want)):
+            shapes = [np.shape(v) for v in values]
+            assert_same(g, w, rtol=rtol, err_msg=f"output {i} on input shapes {shapes}")
+    return f
+
+
+def op_types(f):
+    return {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+
+
+SHAPES = [(2, 3, 4), (1, 5, 2), (0, 3, 4), (2, 0, 4), (3, 4, 0)]
+
+
+def sample(dtype, shape, rng):
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype.startswith("float"):
+        return rng.normal(size=shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -4), min(info.max, 5), size=shape, endpoint=True).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "int64", "uint8", "bool"])
+def test_sum_and_prod(dtype):
+    x = pt.tensor3("x", dtype=dtype)
+    outputs = [
+        x.sum(),
+        x.sum(axis=0),
+        x.sum(axis=-1),
+        x.sum(axis=(0, 2)),
+        x.sum(axis=(-3, -2, -1)),
+        x.prod(axis=1),
+        x.prod(),
+    ]
+    rng = np.random.default_rng(1)
+    f = run_both([x], outputs, [[sample(dtype, s, rng)] for s in SHAPES])
+    assert {"Sum", "Prod"} <= op_types(f)
+
+
+def test_integer_sums_wrap_like_the_c_backend():
+    # The accumulator is int64/uint64 (PyTensor's acc_dtype); an explicit narrow dtype wraps.
+    x = pt.vector("x", dtype="int8")
+    u = pt.vector("u", dtype="uint64")
+    outputs = [x.sum(), x.sum(dtype="int8"), x.prod(dtype="int16"), u.sum(), u.prod()]
+    big = np.array([2**63, 2**63 + 5, 7], dtype="uint64")
+    run_both([x, u], outputs, [[np.full(300, 100, dtype="int8"), big], [np.array([-128, -1], dtype="int8"), big[:0]]])
+
+
+def test_dtype_and_acc_dtype_props():
+    x = pt.matrix("x", dtype="float32")
+    i = pt.matrix("i", dtype="int32")
+    outputs = [
+        x.sum(axis=1, dtype="float64"),
+        x.sum(acc_dtype="float32"),
+        x.sum(axis=0, dtype="float32", acc_dtype="float64"),
+        i.sum(axis=0, dtype="float64"),
+        i.prod(dtype="float32"),
+    ]
+    rng = np.random.default_rng(2)
+    x_big = (rng.normal(size=(300, 7)) * 1e3).astype("float32")
+    run_both([x, i], outputs, [[x_big, rng.integers(-3, 4, size=(5, 3)).astype("int32")]], rtol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "uint32", "bool"])
+def test_max_and_min(dtype):
+    x = pt.matrix("x", dtype=dtype)
+    outputs = [x.max(), x.max(axis=0), x.min(axis=-1), x.min(axis=(0, 1)), pt.max(x, axis=1), pt.min(x)]
+    rng = np.random.default_rng(3)
+    f = run_both([x], outputs, [[sample(dtype, s, rng)] for s in [(3, 4), (1, 1), (5, 2)]])
+    # PyTensor builds the min of unsigned integers as a max of their complement.
+    assert {"Max", "Min"} <= op_types(f) or (dtype.startswith("uint") and "Max" in op_types(f))
+
+
+def test_max_and_min_of_zero_size_axes_raise_value_error():
+    # The C backend's Max and Min refuse any reduced axis of size 0, even for an empty
+    # result; a plain CAReduce with maximum gives its identity instead.
+    from pytensor.scalar import maximum, minimum
+    from pytensor.tensor.elemwise import CAReduce
+
+    x = pt.matrix("x")
+    i = pt.matrix("i", dtype="int16")
+    for out in [x.max(axis=0), x.min(), i.max(axis=1), i.min(axis=(0, 1))]:
+        f, ref = compile_both([x, i], out, on_unused_input="ignore")
+        assert_same(f(np.ones((2, 3)), np.ones((2, 3), "int16")), ref(np.ones((2, 3)), np.ones((2, 3), "int16")))
+        for shape in [(0, 3), (3, 0), (0, 0)]:
+            got, want = raises_like(f, ref, [np.zeros(shape), np.zeros(shape, "int16")])
+            assert isinstance(got, ValueError)
+    outputs = [CAReduce(maximum, axis=(0,))(x), CAReduce(minimum, axis=None)(i)]
+    run_both([x, i], outputs, [[np.zeros((0, 3)), np.zeros((2, 0), "int16")], [np.ones((2, 2)), np.ones((1, 1), "int16")]])
+
+
+def test_max_min_extremes_of_integers():
+    for dtype in ["int8", "uint8", "int64", "uint64"]:
+        info = np.iinfo(dtype)
+        x = pt.vector("x", dtype=dtype)
+        values = np.array([info.min, info.max, 0], dtype=dtype)
+        run_both([x], [x.max(), x.min()], [[values], [values[:1]], [values[1:2]]])
+
+
+def test_float_max_min_propagate_nan_and_keep_infinities():
+    x = pt.matrix("x")
+    nan, inf = np.nan, np.inf
+    values = np.array([[1.0, nan, 3.0], [-inf, 2.0, inf], [nan, nan, nan], [-0.0, 0.0, -1.0]])
+    run_both([x], [x.max(axis=1), x.min(axis=1), x.max(axis=0), x.min(), x.max()], [[values], [values[1:2]], [values[3:]]])
+
+
+def test_all_and_any():
+    b = pt.tensor3("b", dtype="bool")
+    i = pt.matrix("i", dtype="int32")
+    outputs = [b.all(), b.any(), b.all(axis=0), b.any(axis=(1, 2)), b.all(axis=-1), i.all(axis=1), i.any(axis=0), pt.any(i)]
+    rng = np.random.default_rng(4)
+    cases = []
+    for s in [(2, 3, 4), (3, 1, 2), (0, 2, 2), (2, 0, 3)]:
+        cases.append([rng.random(s) < 0.7, rng.integers(0, 2, size=s[1:]).astype("int32")])
+    cases.append([np.ones((2, 2, 2), bool), np.zeros((0, 3), "int32")])
+    f = run_both([b, i], outputs, cases)
+    assert {"All", "Any"} <= op_types(f)
+
+
+def test_prod_without_zeros():
+    x = pt.matrix("x")
+    i = pt.matrix("i", dtype="int64")
+    outputs = [ProdWithoutZeros(axis=(1,))(x), ProdWithoutZeros(axis=None)(x), ProdWithoutZeros(axis=(0,))(i)]
+    values = np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 0.0], [1.5, -2.0, 4.0]])
+    ints = np.array([[0, 2], [3, 0], [0, 0]])
+    f = run_both([x, i], outputs, [[values, ints], [values[:0], ints[:0]]])
+    assert "ProdWithoutZeros" in op_types(f)
+
+
+def test_careduce_with_every_scalar_op():
+    from pytensor.scalar import add, maximum, mul
+    from pytensor.tensor.elemwise import CAReduce
+
+    x = pt.matrix("x")
+    outputs = [CAReduce(add, axis=(0,))(x), CAReduce(mul, axis=None)(x), CAReduce(maximum, axis=(1,))(x)]
+    values = np.arange(12.0).reshape(3, 4) / 7
+    run_both([x], outputs, [[values], [values[:0]]])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "uint16", "bool"])
+def test_argmax_and_argmin(dtype):
+    x = pt.tensor3("x", dtype=dtype)
+    outputs = [
+        pt.argmax(x),
+        pt.argmax(x, axis=0),
+        pt.argmax(x, axis=-1),
+        pt.argmax(x, axis=(0, 2)),
+        pt.argmin(x, axis=1),
+        pt.argmin(x),
+    ]
+    rng = np.random.default_rng(5)
+    cases = [[sample(dtype, s, rng)] for s in [(2, 3, 4), (3, 1, 2), (1, 1, 1)]]
+    # Ties: the first index wins, whatever order the kernel visits them in.
+    cases.append([np.ones((3, 4, 5), dtype=dtype)])
+    f = run_both([x], outputs, cases)
+    assert "Argmax" in op_types(f)
+
+
+def test_argmax_nan_and_infinities_like_numpy():
+    x = pt.matrix("x")
+    nan, inf = np.nan, np.inf
+    values = np.array(
+        [[1.0, nan, 3.0, nan], [-inf, -inf, -inf, -inf], [2.0, inf, inf, 1.0], [nan, 1.0, 2.0, 3.0], [0.0, -0.0, 0.0, -1.0]]
+    )
+    outputs = [pt.argmax(x, axis=1), pt.argmin(x, axis=1), pt.argmax(x), pt.argmax(x, axis=0), pt.argmin(x, axis=0)]
+    f, ref = compile_both([x], outputs)
+    for v in [values, values[1:3], values[2:]]:
+        for g, w in zip(f(v), ref(v)):
+            assert_same(g, w)
+    np.testing.assert_array_equal(f(values)[0], np.argmax(values, axis=1))
+
+
+def test_argmax_of_an_empty_sequence_raises_value_error():
+    x = pt.matrix("x")
+    f, ref = compile_both([x], [pt.argmax(x, axis=0), pt.argmax(x)])
+    for shape in [(0, 3), (3, 0)]:
+        raises_like(f, ref, [np.zeros(shape)])
+    # Nothing to compute: an empty result, no error.
+    f1, ref1 = compile_both([x], pt.argmax(x, axis=1))
+    assert_same(f1(np.zeros((0, 3))), ref1(np.zeros((0, 3))))
+    with pytest.raises(ValueError, match="argmax of an empty sequence"):
+        f1(np.zeros((3, 0)))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_softmax_and_log_softmax(dtype):
+    x = pt.tensor3("x", dtype=dtype)
+    outputs = [softmax(x, axis=-1), softmax(x, axis=0), softmax(x, axis=None), log_softmax(x, axis=1), log_softmax(x, axis=None)]
+    rng = np.random.default_rng(6)
+    cases = [[(rng.normal(size=s) * 3).astype(dtype)] for s in [(2, 3, 4), (1, 1, 5), (0, 3, 2)]]
+    # Large values: stable only with the max subtracted.
+    cases.append([np.array([[[1000.0, 999.0, -1000.0]], [[-np.inf, 0.0, 5.0]]], dtype=dtype)])
+    f = run_both([x], outputs, cases)
+    assert {"Softmax", "LogSoftmax"} <= op_types(f)
+
+
+def test_mean_var_std_as_pytensor_builds_them():
+    x = pt.matrix("x")
+    y = pt.matrix("y", dtype="float32")
+    outputs = [x.mean(), x.mean(axis=0), x.var(axis=1), x.std(), y.mean(axis=-1), y.var(), pt.max(x, axis=0) - x.mean()]
+    rng = np.random.default_rng(7)
+    run_both([x, y], outputs, [[rng.normal(size=(4, 5)), rng.normal(size=(3, 6)).astype("float32")]], rtol=1e-5)
+
+
+def test_logsumexp():
+    x = pt.matrix("x")
+    outputs = [pt.logsumexp(x, axis=1), pt.logsumexp(x)]
+    rng = np.random.default_rng(8)
+    run_both([x], outputs, [[rng.normal(size=(3, 4)) * 10], [np.array([[1000.0, 1000.0], [-np.inf, 0.0]])]])
+
+
+def test_gradients_through_reductions():
+    x = pt.matrix("x")
+    cost = (
+        (x**2).sum()
+        + x.max(axis=0).sum()
+        + x.min()
+        + pt.prod(x, axis=1).sum()
+        + x.mean()
+        + (softmax(x, axis=1) * x).sum()
+        + log_softmax(x, axis=0)[0].sum()
+    )
+    rng = np.random.default_rng(9)
+    values = rng.normal(size=(3, 4))
+    run_both([x], [cost, pytensor.grad(cost, x)], [[values], [values[:1]]])
+
+
+def test_reduction_over_a_rank_zero_input():
+    s = pt.scalar("s")
+    run_both([s], [s.sum(), s.max(), pt.argmax(s)], [[np.array(2.5)]])
+
+
+def test_one_compile_serves_every_shape():
+    x = pt.matrix("x")
+    f = pytensor.function([x], [x.sum(axis=0), pt.argmax(x, axis=1)], mode=MLIR)
+    before = pytensor_mlir.compiler_invocations()
+    for shape in [(2, 3), (5, 1), (7, 0)]:
+        v = np.arange(np.prod(shape), dtype=float).reshape(shape)
+        s, a = f(v)
+        np.testing.assert_array_equal(s, v.sum(axis=0))
+        np.testing.assert_array_equal(a, np.argmax(v, axis=1))
+    assert pytensor_mlir.compiler_invocations() == before
