@@ -1,6 +1,7 @@
 """MLIRLinker: PyTensor's JITLinker, handing the whole FunctionGraph to the Rust core."""
 
 import json
+from dataclasses import dataclass
 
 from pytensor.link.basic import JITLinker
 
@@ -9,7 +10,13 @@ from pytensor_mlir.export import export_fgraph
 
 
 class MLIRLinker(JITLinker):
-    """Compiles a FunctionGraph to one MLIR function, run by IREE in process."""
+    """Compiles a FunctionGraph to one MLIR function, run by IREE in process.
+
+    ``driver`` is IREE's runtime driver ("local-sync", "local-task", "vulkan", "cuda",
+    "metal"); the Rust core picks the compiler target that goes with it. ``device``
+    selects one of the driver's devices: an ordinal (``0``, ``"1"``) or a driver-specific
+    path (see :func:`pytensor_mlir.available_devices`); ``None`` takes the default one.
+    """
 
     required_rewrites = ("minimum_compile",)
     incompatible_rewrites = (
@@ -24,9 +31,10 @@ class MLIRLinker(JITLinker):
         "inplace",
     )
 
-    def __init__(self, driver="local-sync", **kwargs):
+    def __init__(self, driver="local-sync", device=None, **kwargs):
         super().__init__(**kwargs)
         self.driver = driver
+        self.device = None if device is None else str(device)
         self.compiled = None
 
     @property
@@ -38,7 +46,7 @@ class MLIRLinker(JITLinker):
         from pytensor_mlir._compiler import compiler_library
 
         exported = json.dumps(export_fgraph(fgraph))
-        self.compiled = _core.compile_graph(exported, self.driver, compiler_library())
+        self.compiled = _core.compile_graph(exported, self.driver, compiler_library(), self.device)
         return self.compiled
 
     def jit_compile(self, fn):
@@ -46,3 +54,33 @@ class MLIRLinker(JITLinker):
 
     def create_thunk_inputs(self, storage_map):
         return [storage_map[n] for n in self.fgraph.inputs]
+
+
+@dataclass(frozen=True)
+class CompiledModule:
+    """A graph compiled for a target without a device: nothing can run it here."""
+
+    target: str
+    vmfb: bytes
+    mlir: str
+    flags: list
+
+    def __call__(self, *args):
+        raise RuntimeError(f"compiled for target {self.target!r} only: there is no device to run it")
+
+
+class CompileOnlyLinker(MLIRLinker):
+    """Compiles for ``target`` ("cuda:sm_90", "metal", "vulkan", ...) with the MLIR modes'
+    rewrites, without any device: for checking what a GPU target accepts on any machine."""
+
+    def __init__(self, target, **kwargs):
+        super().__init__(**kwargs)
+        self.target = target
+
+    def fgraph_convert(self, fgraph, input_storage, storage_map, **kwargs):
+        from pytensor_mlir._compiler import compiler_library
+
+        exported = json.dumps(export_fgraph(fgraph))
+        vmfb, mlir, flags = _core.compile_for_target(exported, self.target, compiler_library())
+        self.compiled = CompiledModule(self.target, bytes(vmfb), mlir, list(flags))
+        return self.compiled

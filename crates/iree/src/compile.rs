@@ -90,21 +90,7 @@ impl Compiler {
     }
 }
 
-/// Flags that compile for the CPU this process runs on.
-///
-/// No silent dtype changes: IREE 3.13 demotes f64 to f32 by default, and would truncate
-/// floats its VM target cannot hold; both are turned off (the latter then fails loudly).
-/// i64 demotion is off by default and pinned off here.
+/// Flags that compile for the CPU this process runs on: [`crate::Target::LlvmCpu`]'s.
 pub fn llvm_cpu_flags() -> Vec<String> {
-    [
-        "--iree-hal-target-device=local",
-        "--iree-hal-local-target-device-backends=llvm-cpu",
-        "--iree-llvmcpu-target-cpu=host",
-        "--iree-input-demote-f64-to-f32=false",
-        "--iree-input-demote-i64-to-i32=false",
-        "--iree-vm-target-truncate-unsupported-floats=false",
-    ]
-    .iter()
-    .map(|flag| flag.to_string())
-    .collect()
+    crate::Target::LlvmCpu { driver: "local-sync".to_string() }.flags()
 }

@@ -20,10 +20,12 @@ pub mod compile;
 mod element_type;
 pub mod fpu;
 pub mod runtime;
+pub mod target;
 
 pub use cache::DiskCache;
 pub use compile::{llvm_cpu_flags, CompileError, Compiler};
 pub use element_type::ElementType;
+pub use target::{Target, UnsupportedElement, VulkanFeatures};
 pub use runtime::{
-    Device, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT,
+    Device, DeviceInfo, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT,
 };

@@ -2,13 +2,15 @@
 
 use crate::errors::{compile_error, runtime_error};
 use pyo3::PyResult;
-use pytensor_mlir_iree::{Compiler, Device, DiskCache};
+use pytensor_mlir_iree::{Compiler, Device, DiskCache, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 static COMPILER: OnceLock<Compiler> = OnceLock::new();
-static DEVICES: Mutex<Option<HashMap<String, Arc<Device>>>> = Mutex::new(None);
+/// Devices by (driver, selector), each with the compiler target it reported.
+type Devices = HashMap<(String, Option<String>), (Arc<Device>, Target)>;
+static DEVICES: Mutex<Option<Devices>> = Mutex::new(None);
 
 /// The compiler, loaded from `library` the first time (eerie allows one per process).
 pub fn compiler(library: &Path) -> PyResult<&'static Compiler> {
@@ -29,15 +31,19 @@ pub fn cache() -> DiskCache {
     DiskCache::new(dir)
 }
 
-pub fn device(driver: &str) -> PyResult<Arc<Device>> {
+/// The device `selector` (an ordinal or a driver-specific path; `None` for the default)
+/// of `driver`, created once per process, and the target that compiles for it.
+pub fn device(driver: &str, selector: Option<&str>) -> PyResult<(Arc<Device>, Target)> {
     let mut guard = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     let devices = guard.get_or_insert_with(HashMap::new);
-    if let Some(d) = devices.get(driver) {
-        return Ok(d.clone());
+    let key = (driver.to_string(), selector.map(str::to_string));
+    if let Some(known) = devices.get(&key) {
+        return Ok(known.clone());
     }
-    let d = Device::new(driver, None).map_err(runtime_error)?;
-    devices.insert(driver.to_string(), d.clone());
-    Ok(d)
+    let device = Device::new(driver, selector).map_err(runtime_error)?;
+    let target = Target::of_device(&device).map_err(runtime_error)?;
+    devices.insert(key, (device.clone(), target.clone()));
+    Ok((device, target))
 }
 
 /// `$PYTENSOR_MLIR_DUMP`: a folder that receives every module's MLIR and flags.

@@ -2,20 +2,23 @@
 
 use crate::arrays::{element_type, result_array, Input};
 use crate::backend;
-use crate::errors::{check_failed, compile_error, graph_error, runtime_error};
+use crate::errors::{check_failed, compile_error, graph_error, runtime_error, unsupported_dtypes};
 use numpy::PyArrayDescr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
 use pytensor_mlir_core::Lowered;
-use pytensor_mlir_iree::{llvm_cpu_flags, DiskCache, Function, HostInput, Module};
+use pytensor_mlir_iree::{Compiler, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
 pub struct CompiledFunction {
     lowered: Lowered,
     flags: Vec<String>,
+    /// What the device said it is when the module was loaded on it.
+    device: String,
+    target: &'static str,
     module: Module,
     function: Function,
     input_descrs: Vec<Py<PyArrayDescr>>,
@@ -26,34 +29,95 @@ fn descr(py: Python<'_>, dtype: pytensor_mlir_core::DType) -> PyResult<Py<PyArra
     Ok(PyArrayDescr::new(py, dtype.name())?.unbind())
 }
 
-/// Lowers the exported graph, compiles it for `driver` (or takes it from the disk cache)
-/// and loads it.
-#[pyfunction]
-pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_library: &str) -> PyResult<CompiledFunction> {
-    let lowered = pytensor_mlir_core::compile_export(export_json).map_err(graph_error)?;
-    let flags = match driver {
-        "local-sync" | "local-task" => llvm_cpu_flags(),
-        other => return Err(PyValueError::new_err(format!("unknown driver {other:?}"))),
-    };
-    let compiler = backend::compiler(Path::new(compiler_library))?;
-    let key = DiskCache::key(&lowered.mlir, &flags, &compiler.revision());
-    backend::dump(&key, &lowered.mlir, &flags)?;
+/// Refuses, before anything compiles, a graph with a dtype the target cannot compute,
+/// naming every such dtype, where it is first used, and why.
+fn check_dtypes(lowered: &Lowered, target: &Target, device: &str) -> PyResult<()> {
+    let refused: Vec<String> = lowered
+        .dtypes
+        .iter()
+        .filter(|(dtype, _)| !dtype.is_complex())
+        .filter_map(|(dtype, first_use)| {
+            target.check(element_type(*dtype)).err().map(|e| format!("{dtype} ({first_use}): {}", e.reason))
+        })
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(unsupported_dtypes(format!(
+        "{device} ({}) cannot compute this graph; nothing was compiled. Unsupported dtypes:\n  {}",
+        target.backend(),
+        refused.join("\n  ")
+    )))
+}
+
+/// The module compiled for `target` (or taken from the disk cache); the MLIR and flags
+/// it was compiled from.
+fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compiler) -> PyResult<(Vec<u8>, String, Vec<String>)> {
+    let flags = target.flags();
+    let module = target.module(&lowered.mlir);
+    let key = DiskCache::key(&module, &flags, &compiler.revision());
+    backend::dump(&key, &module, &flags)?;
     let cache = backend::cache();
     let vmfb = match cache.get(&key) {
         Some(vmfb) => vmfb,
         None => {
-            let vmfb = py.detach(|| compiler.compile(&lowered.mlir, &flags)).map_err(compile_error)?;
+            let vmfb = py.detach(|| compiler.compile(&module, &flags)).map_err(compile_error)?;
             // A cache that cannot be written only costs a recompile next time.
             let _ = cache.put(&key, &vmfb);
             vmfb
         }
     };
-    let device = backend::device(driver)?;
+    Ok((vmfb, module, flags))
+}
+
+/// Lowers the exported graph, compiles it for the device `device` (an ordinal or a path;
+/// `None`: the default one) of `driver` (or takes it from the disk cache) and loads it.
+#[pyfunction]
+#[pyo3(signature = (export_json, driver, compiler_library, device=None))]
+pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_library: &str, device: Option<&str>) -> PyResult<CompiledFunction> {
+    let lowered = pytensor_mlir_core::compile_export(export_json).map_err(graph_error)?;
+    let (device, target) = backend::device(driver, device)?;
+    let description = device.description();
+    check_dtypes(&lowered, &target, &description)?;
+    let compiler = backend::compiler(Path::new(compiler_library))?;
+    let (vmfb, _, flags) = compile(py, &lowered, &target, compiler)?;
     let module = Module::load(device, vmfb).map_err(runtime_error)?;
     let function = module.function(ENTRY).map_err(runtime_error)?;
     let input_descrs = lowered.inputs.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;
     let result_descrs = lowered.results.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;
-    Ok(CompiledFunction { lowered, flags, module, function, input_descrs, result_descrs })
+    Ok(CompiledFunction { lowered, flags, device: description, target: target.backend(), module, function, input_descrs, result_descrs })
+}
+
+/// The target named by `spec`, for compiling without a device: "llvm-cpu", "cuda:<arch>"
+/// (e.g. "cuda:sm_90"), "metal", "vulkan" (Vulkan 1.1's guaranteed features only) or
+/// "vulkan+float64" (the same with shaderFloat64 and shaderInt64).
+fn target_of_spec(spec: &str) -> PyResult<Target> {
+    Ok(match spec.split_once(':') {
+        None if spec == "llvm-cpu" => Target::LlvmCpu { driver: "local-sync".into() },
+        None if spec == "metal" => Target::MetalSpirv,
+        None if spec == "vulkan" => Target::VulkanSpirv(VulkanFeatures::baseline()),
+        None if spec == "vulkan+float64" => {
+            let mut features = VulkanFeatures::baseline();
+            features.shader_float64 = true;
+            features.shader_int64 = true;
+            Target::VulkanSpirv(features)
+        }
+        Some(("cuda", arch)) if arch.starts_with("sm_") => Target::Cuda { arch: arch.to_string() },
+        _ => return Err(PyValueError::new_err(format!(
+            "unknown target {spec:?}: expected llvm-cpu, cuda:sm_<NN>, metal, vulkan or vulkan+float64"
+        ))),
+    })
+}
+
+/// Lowers and compiles the exported graph for the target `spec` without any device
+/// (nothing is loaded or run): returns the VMFB bytes, the MLIR compiled and the flags.
+#[pyfunction]
+pub fn compile_for_target(py: Python<'_>, export_json: &str, spec: &str, compiler_library: &str) -> PyResult<(Vec<u8>, String, Vec<String>)> {
+    let lowered = pytensor_mlir_core::compile_export(export_json).map_err(graph_error)?;
+    let target = target_of_spec(spec)?;
+    check_dtypes(&lowered, &target, &format!("target {spec:?}"))?;
+    let compiler = backend::compiler(Path::new(compiler_library))?;
+    compile(py, &lowered, &target, compiler)
 }
 
 #[pymethods]
@@ -68,6 +132,19 @@ impl CompiledFunction {
     #[getter]
     fn flags(&self) -> Vec<String> {
         self.flags.clone()
+    }
+
+    /// The device it runs on: driver, name and path, e.g.
+    /// "vulkan: llvmpipe (LLVM 15.0.6, 256 bits) [path ...]".
+    #[getter]
+    fn device(&self) -> &str {
+        &self.device
+    }
+
+    /// IREE's compiler backend it was compiled with, e.g. "vulkan-spirv".
+    #[getter]
+    fn target(&self) -> &str {
+        self.target
     }
 
     /// Runs the function; returns one numpy array per graph output.

@@ -7,6 +7,12 @@ use pytensor_mlir_core::GraphError;
 
 create_exception!(pytensor_mlir, CompileError, PyRuntimeError, "IREE could not compile the lowered MLIR.");
 create_exception!(pytensor_mlir, IreeRuntimeError, PyRuntimeError, "IREE's runtime failed.");
+create_exception!(
+    pytensor_mlir,
+    UnsupportedDtypeError,
+    PyNotImplementedError,
+    "The device cannot compute a dtype of the graph (e.g. float64 on Metal); raised before compiling."
+);
 
 pub fn graph_error(e: GraphError) -> PyErr {
     match e {
@@ -29,4 +35,8 @@ pub fn check_failed(kind: ErrorKind, message: &str) -> PyErr {
         ErrorKind::Value => PyValueError::new_err(message.to_string()),
         ErrorKind::Assertion => PyAssertionError::new_err(message.to_string()),
     }
+}
+
+pub fn unsupported_dtypes(message: String) -> PyErr {
+    UnsupportedDtypeError::new_err(message)
 }

@@ -20,14 +20,25 @@ fn input_copies() -> u64 {
     pytensor_mlir_iree::runtime::input_copy_count()
 }
 
+/// The devices `driver` can create here, as (name, path) pairs in ordinal order; raises
+/// if this build or machine has no such driver (no Vulkan loader, no CUDA library, ...).
+#[pyfunction]
+fn available_devices(driver: &str) -> PyResult<Vec<(String, String)>> {
+    let devices = pytensor_mlir_iree::Device::available(driver).map_err(errors::runtime_error)?;
+    Ok(devices.into_iter().map(|d| (d.name, d.path)).collect())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compiled::compile_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(compiled::compile_for_target, m)?)?;
+    m.add_function(wrap_pyfunction!(available_devices, m)?)?;
     m.add_function(wrap_pyfunction!(compiler_invocations, m)?)?;
     m.add_function(wrap_pyfunction!(input_copies, m)?)?;
     m.add_class::<compiled::CompiledFunction>()?;
     m.add_class::<arrays::ResultBuffer>()?;
     m.add("CompileError", m.py().get_type::<errors::CompileError>())?;
     m.add("IreeRuntimeError", m.py().get_type::<errors::IreeRuntimeError>())?;
+    m.add("UnsupportedDtypeError", m.py().get_type::<errors::UnsupportedDtypeError>())?;
     Ok(())
 }

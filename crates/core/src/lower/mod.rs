@@ -9,7 +9,8 @@ pub mod scalar;
 mod shape;
 pub mod shapes;
 
-use crate::ir::{Graph, GraphError, Node, Op, TensorType, Unsupported, VarId};
+use crate::ir::{Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
+use crate::DType;
 use crate::mlir::{self, Block, Function, Type, Value};
 use shapes::{Dim, ShapeCheck};
 
@@ -49,6 +50,9 @@ pub struct Lowered {
     pub checks: Vec<RuntimeCheck>,
     /// Shape equalities verified on the inputs before every call.
     pub shape_checks: Vec<ShapeCheck>,
+    /// Every dtype the graph computes with (inner `Composite` graphs included), each
+    /// with the first variable that has it, so a target can refuse a dtype by name.
+    pub dtypes: Vec<(DType, String)>,
 }
 
 /// The state of one lowering: MLIR values and symbolic dims of the variables so far.
@@ -202,5 +206,42 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         outputs,
         checks: cx.checks.into_iter().map(|(_, c)| c).collect(),
         shape_checks: cx.shape_checks,
+        dtypes: dtypes_used(graph),
     })
+}
+
+/// The graph's dtypes in order of first use: inputs, then each node's operands and results
+/// and the variables of its inner scalar graph, then the outputs. Constant operands do not
+/// count: their values are folded into the ops that use them, whose own dtypes count.
+fn dtypes_used(graph: &Graph) -> Vec<(DType, String)> {
+    let mut used: Vec<(DType, String)> = Vec::new();
+    let mut add = |dtype: DType, what: &dyn Fn() -> String| {
+        if !used.iter().any(|(d, _)| *d == dtype) {
+            used.push((dtype, what()));
+        }
+    };
+    for (pos, &v) in graph.inputs.iter().enumerate() {
+        let name = graph.variables[v].name.clone().unwrap_or_else(|| format!("input {pos}"));
+        add(graph.ty(v).dtype, &|| format!("input {name}"));
+    }
+    for node in &graph.nodes {
+        for &v in node.inputs.iter().chain(&node.outputs) {
+            if graph.variables[v].constant.is_none() {
+                let role = if node.outputs.contains(&v) { "the output" } else { "an input" };
+                add(graph.ty(v).dtype, &|| format!("{role} of {}", op_name(node)));
+            }
+        }
+        if let Op::Elemwise(ScalarOp::Composite(inner)) = &node.op {
+            for (dtype, constant) in inner.dtypes.iter().zip(&inner.constants) {
+                if constant.is_none() {
+                    add(*dtype, &|| format!("inside {}", op_name(node)));
+                }
+            }
+        }
+    }
+    // A constant output is stored in its own dtype.
+    for &v in &graph.outputs {
+        add(graph.ty(v).dtype, &|| "a graph output".to_string());
+    }
+    used
 }

@@ -13,6 +13,8 @@ pub struct Device {
     /// per-context state, so one serves all contexts.
     pub(crate) hal_module: *mut sys::iree_vm_module_t,
     driver: String,
+    /// The driver's name and path of the device, as it enumerates them.
+    info: DeviceInfo,
     /// Local CPU devices read host memory directly, so inputs can be imported as is.
     pub(crate) host_memory_is_device_memory: bool,
 }
@@ -30,7 +32,7 @@ impl Device {
     pub fn new(driver: &str, device: Option<&str>) -> Result<Arc<Device>, RuntimeError> {
         crate::fpu::keep_overrides_linked();
         let instance = instance()?;
-        let raw = create_device(instance.drivers, driver, device)?;
+        let (raw, info) = create_device(instance.drivers, driver, device)?;
         let hal_module = match create_hal_module(instance.vm, raw) {
             Ok(module) => module,
             Err(error) => {
@@ -43,16 +45,43 @@ impl Device {
             raw,
             hal_module,
             driver: driver.to_string(),
+            info,
             host_memory_is_device_memory: driver.starts_with("local-"),
         }))
     }
 
-    /// The driver name and IREE's device identifier, e.g. "local-sync (local-sync)".
+    /// The driver and the device's name and path as the driver enumerates them, e.g.
+    /// "vulkan: llvmpipe (LLVM 15.0.6, 256 bits) [path 0000...]"; IREE's device identifier
+    /// where the driver lists no devices.
     pub fn description(&self) -> String {
-        // SAFETY: the device is alive; the id is a view into device-owned storage that we
-        // copy before returning.
-        let id = unsafe { string(sys::iree_hal_device_id(self.raw)) };
-        format!("{} ({id})", self.driver)
+        if self.info.name.is_empty() {
+            // SAFETY: the device is alive; the id is a view into device-owned storage that
+            // we copy before returning.
+            let id = unsafe { string(sys::iree_hal_device_id(self.raw)) };
+            return format!("{}: {id}", self.driver);
+        }
+        format!("{}: {} [path {}]", self.driver, self.info.name, self.info.path)
+    }
+
+    /// The devices `driver` can create here, in ordinal order; `Err` if this build or this
+    /// machine has no such driver (e.g. no Vulkan loader, no CUDA library).
+    pub fn available(driver: &str) -> Result<Vec<DeviceInfo>, RuntimeError> {
+        let instance = instance()?;
+        let raw = create_driver(instance.drivers, driver)?;
+        let infos = query_devices(raw);
+        // SAFETY: ours, used no more.
+        unsafe { sys::iree_hal_driver_release(raw) };
+        infos
+    }
+
+    /// One of IREE's `iree_hal_device_query_i64` values, e.g. ("vulkan.feature",
+    /// "shader_float64") or ("cuda.device", "compute_capability_major").
+    pub fn query_i64(&self, category: &str, key: &str) -> Result<i64, RuntimeError> {
+        let mut value = 0i64;
+        // SAFETY: the device is alive; the views outlive the call.
+        check(unsafe { sys::iree_hal_device_query_i64(self.raw, view(category), view(key), &mut value) })
+            .map_err(|e| RuntimeError::Usage(format!("{} cannot tell {category}/{key}: {e}", self.driver)))?;
+        Ok(value)
     }
 
     pub fn driver(&self) -> &str {
@@ -71,11 +100,17 @@ impl Drop for Device {
     }
 }
 
-fn create_device(
+/// A device as its driver lists it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub path: String,
+}
+
+fn create_driver(
     registry: *mut sys::iree_hal_driver_registry_t,
     driver_name: &str,
-    device: Option<&str>,
-) -> Result<*mut sys::iree_hal_device_t, RuntimeError> {
+) -> Result<*mut sys::iree_hal_driver_t, RuntimeError> {
     let mut driver = std::ptr::null_mut();
     // SAFETY: the registry lives for the process; the name view outlives the call.
     check(unsafe {
@@ -87,10 +122,48 @@ fn create_device(
             &mut driver,
         )
     })?;
+    Ok(driver)
+}
+
+fn query_devices(driver: *mut sys::iree_hal_driver_t) -> Result<Vec<DeviceInfo>, RuntimeError> {
+    let mut count = 0;
+    let mut infos: *mut sys::iree_hal_device_info_t = std::ptr::null_mut();
+    // SAFETY: the driver is alive; IREE allocates `infos` (strings included, in the same
+    // block) with our allocator, freed below after the strings are copied.
+    check(unsafe {
+        sys::iree_hal_driver_query_available_devices(driver, host_allocator(), &mut count, &mut infos)
+    })?;
+    let list = (0..count)
+        // SAFETY: `count` entries; their views point into the same allocation.
+        .map(|i| unsafe {
+            let info = &*infos.add(i);
+            DeviceInfo { name: string(info.name), path: string(info.path) }
+        })
+        .collect();
+    // SAFETY: allocated by IREE with this allocator; nothing refers to it any more.
+    unsafe { sys::iree_allocator_free(host_allocator(), infos.cast()) };
+    Ok(list)
+}
+
+/// Creates the device that `device` selects (see [`Device::new`]) and says which one it is.
+fn create_device(
+    registry: *mut sys::iree_hal_driver_registry_t,
+    driver_name: &str,
+    device: Option<&str>,
+) -> Result<(*mut sys::iree_hal_device_t, DeviceInfo), RuntimeError> {
+    let driver = create_driver(registry, driver_name)?;
+    // The default device is the first listed; a path is whatever the driver takes.
+    let infos = query_devices(driver).unwrap_or_default();
+    let info = match device.map(|d| (d, d.parse::<usize>())) {
+        None => infos.first().cloned(),
+        Some((_, Ok(ordinal))) => infos.get(ordinal).cloned(),
+        Some((path, Err(_))) => infos.iter().find(|i| i.path == path).cloned(),
+    };
     let result = create_device_on(driver, driver_name, device);
     // SAFETY: the device (if any) retains what it needs of its driver.
     unsafe { sys::iree_hal_driver_release(driver) };
-    result
+    let info = info.unwrap_or_else(|| DeviceInfo { name: String::new(), path: device.unwrap_or_default().to_string() });
+    result.map(|raw| (raw, info))
 }
 
 fn create_device_on(

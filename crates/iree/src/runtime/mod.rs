@@ -10,6 +10,6 @@ mod module;
 
 pub use aligned::IMPORT_ALIGNMENT;
 pub use buffer::{input_copy_count, live_input_imports, HostInput, OutputBuffer};
-pub use device::Device;
+pub use device::{Device, DeviceInfo};
 pub use error::RuntimeError;
 pub use module::{Function, Module};
