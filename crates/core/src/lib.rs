@@ -8,11 +8,13 @@ pub mod mlir;
 
 pub use dtype::DType;
 pub use ir::{Graph, GraphError};
+pub use lower::scalar::ScalarTarget;
 pub use lower::{lower, Lowered};
 
-/// Export JSON to lowered MLIR: validation, then lowering.
-pub fn compile_export(json: &str) -> Result<Lowered, GraphError> {
+/// Export JSON to lowered MLIR for a target with what `target` says: validation, then
+/// lowering.
+pub fn compile_export(json: &str, target: ScalarTarget) -> Result<Lowered, GraphError> {
     let exported = ir::export::parse(json).map_err(|e| GraphError::Invalid(e.to_string()))?;
     let graph = Graph::from_export(&exported)?;
-    lower(&graph)
+    lower::scalar::with_target(target, || lower(&graph))
 }

@@ -75,14 +75,14 @@ impl<'py> Input<'py> {
 /// Keeps an IREE result buffer alive as the base of the numpy array that views it.
 #[pyclass(frozen, module = "pytensor_mlir._core")]
 pub struct ResultBuffer {
-    buffer: OutputBuffer,
+    _buffer: OutputBuffer,
 }
 
 /// A numpy array of `descr` over the result's bytes, without a copy.
 pub fn result_array<'py>(py: Python<'py>, buffer: OutputBuffer, descr: &Bound<'py, PyArrayDescr>) -> PyResult<Bound<'py, PyAny>> {
     let mut dims: Vec<npy_intp> = buffer.shape().iter().map(|&d| d as npy_intp).collect();
     let data = buffer.bytes().as_ptr() as *mut c_void;
-    let holder = Bound::new(py, ResultBuffer { buffer })?;
+    let holder = Bound::new(py, ResultBuffer { _buffer: buffer })?;
     // SAFETY: `data` points at `product(dims) * itemsize` bytes, C-contiguous, owned by
     // `holder`, which becomes the array's base (SetBaseObject steals the reference) so the
     // bytes live as long as the array. The descr reference is stolen by NewFromDescr.

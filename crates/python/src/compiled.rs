@@ -8,8 +8,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
-use pytensor_mlir_core::Lowered;
-use pytensor_mlir_iree::{Compiler, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
+use pytensor_mlir_core::{Lowered, ScalarTarget};
+use pytensor_mlir_iree::{Compiler, DiskCache, ElementType, Function, HostInput, Module, Target, VulkanFeatures};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
@@ -50,6 +50,13 @@ fn check_dtypes(lowered: &Lowered, target: &Target, device: &str) -> PyResult<()
     )))
 }
 
+/// The exported graph lowered with what `target` can compute: float32 math is widened to
+/// f64 only where the target has f64.
+fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
+    let scalar = ScalarTarget { float64: target.check(ElementType::F64).is_ok() };
+    pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
+}
+
 /// The module compiled for `target` (or taken from the disk cache); the MLIR and flags
 /// it was compiled from.
 fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compiler) -> PyResult<(Vec<u8>, String, Vec<String>)> {
@@ -75,8 +82,8 @@ fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compil
 #[pyfunction]
 #[pyo3(signature = (export_json, driver, compiler_library, device=None))]
 pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_library: &str, device: Option<&str>) -> PyResult<CompiledFunction> {
-    let lowered = pytensor_mlir_core::compile_export(export_json).map_err(graph_error)?;
     let (device, target) = backend::device(driver, device)?;
+    let lowered = lower(export_json, &target)?;
     let description = device.description();
     check_dtypes(&lowered, &target, &description)?;
     let compiler = backend::compiler(Path::new(compiler_library))?;
@@ -113,8 +120,8 @@ fn target_of_spec(spec: &str) -> PyResult<Target> {
 /// (nothing is loaded or run): returns the VMFB bytes, the MLIR compiled and the flags.
 #[pyfunction]
 pub fn compile_for_target(py: Python<'_>, export_json: &str, spec: &str, compiler_library: &str) -> PyResult<(Vec<u8>, String, Vec<String>)> {
-    let lowered = pytensor_mlir_core::compile_export(export_json).map_err(graph_error)?;
     let target = target_of_spec(spec)?;
+    let lowered = lower(export_json, &target)?;
     check_dtypes(&lowered, &target, &format!("target {spec:?}"))?;
     let compiler = backend::compiler(Path::new(compiler_library))?;
     compile(py, &lowered, &target, compiler)

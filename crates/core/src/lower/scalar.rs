@@ -35,6 +35,34 @@ pub fn storage_type(dtype: DType) -> ScalarType {
     }
 }
 
+/// What the target lets scalar code use, set for the span of one lowering.
+///
+/// float32 `exp`, `log` and `pow` are computed in f64 and rounded once where the target
+/// has f64 (IREE's f32 versions flush subnormals and are less accurate); GPU targets
+/// without f64 (Metal, baseline Vulkan) get IREE's f32 versions instead. A thread-local
+/// rather than a parameter because every rule that builds a `linalg.generic` would have to
+/// carry it to the scalar code, for one bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScalarTarget {
+    pub float64: bool,
+}
+
+thread_local! {
+    static TARGET: std::cell::Cell<ScalarTarget> = const { std::cell::Cell::new(ScalarTarget { float64: true }) };
+}
+
+/// Runs `f` (a lowering) with `target` in force; the previous one is restored after.
+pub fn with_target<R>(target: ScalarTarget, f: impl FnOnce() -> R) -> R {
+    let previous = TARGET.with(|t| t.replace(target));
+    let result = f();
+    TARGET.with(|t| t.set(previous));
+    result
+}
+
+fn widen_f32() -> bool {
+    TARGET.with(|t| t.get().float64)
+}
+
 /// Run-time errors a scalar op can raise, as `i1` flags "this element failed".
 #[derive(Default)]
 pub struct Flags {
@@ -484,6 +512,9 @@ fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
         if ty == ScalarType::F64 {
             return Ok(float_pow(b, x, y));
         }
+        if !widen_f32() {
+            return Ok(b.powf(x, y));
+        }
         let xw = b.cast(Cast::ExtF, x, ScalarType::F64);
         let yw = b.cast(Cast::ExtF, y, ScalarType::F64);
         let r = float_pow(b, &xw, &yw);
@@ -735,7 +766,7 @@ fn float_unary(b: &mut Block, x: &Scalar, out: DType, op: MathUnary) -> Result<V
     }
     let x = convert(b, x, out);
     let ty = x.value.scalar();
-    if ty == ScalarType::F64 || op == MathUnary::Sqrt {
+    if ty == ScalarType::F64 || op == MathUnary::Sqrt || !widen_f32() {
         return Ok(b.math(op, &x.value));
     }
     // IREE's f32 `exp` and `log` flush subnormals (exp(-100) is 0, log(1e-42) is
