@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
 use pytensor_mlir_core::{Lowered, ScalarTarget};
-use pytensor_mlir_iree::{Compiler, DiskCache, ElementType, Function, HostInput, Module, Target, VulkanFeatures};
+use pytensor_mlir_iree::{Compiler, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
@@ -51,9 +51,10 @@ fn check_dtypes(lowered: &Lowered, target: &Target, device: &str) -> PyResult<()
 }
 
 /// The exported graph lowered with what `target` can compute: float32 math is widened to
-/// f64 only where the target has f64.
+/// f64 only where f64 `exp`/`log` compile (SPIR-V's GLSL functions take 16/32-bit floats
+/// only, even on devices with shaderFloat64).
 fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
-    let scalar = ScalarTarget { float64: target.check(ElementType::F64).is_ok() };
+    let scalar = ScalarTarget { float64_math: matches!(target, Target::LlvmCpu { .. } | Target::Cuda { .. }) };
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
 }
 

@@ -38,17 +38,17 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// What the target lets scalar code use, set for the span of one lowering.
 ///
 /// float32 `exp`, `log` and `pow` are computed in f64 and rounded once where the target
-/// has f64 (IREE's f32 versions flush subnormals and are less accurate); GPU targets
-/// without f64 (Metal, baseline Vulkan) get IREE's f32 versions instead. A thread-local
+/// compiles f64 math (IREE's f32 versions flush subnormals and are less accurate); other
+/// targets (Vulkan, Metal) get IREE's f32 versions instead. A thread-local
 /// rather than a parameter because every rule that builds a `linalg.generic` would have to
 /// carry it to the scalar code, for one bit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScalarTarget {
-    pub float64: bool,
+    pub float64_math: bool,
 }
 
 thread_local! {
-    static TARGET: std::cell::Cell<ScalarTarget> = const { std::cell::Cell::new(ScalarTarget { float64: true }) };
+    static TARGET: std::cell::Cell<ScalarTarget> = const { std::cell::Cell::new(ScalarTarget { float64_math: true }) };
 }
 
 /// Runs `f` (a lowering) with `target` in force; the previous one is restored after.
@@ -60,7 +60,7 @@ pub fn with_target<R>(target: ScalarTarget, f: impl FnOnce() -> R) -> R {
 }
 
 fn widen_f32() -> bool {
-    TARGET.with(|t| t.get().float64)
+    TARGET.with(|t| t.get().float64_math)
 }
 
 /// Run-time errors a scalar op can raise, as `i1` flags "this element failed".
