@@ -93,7 +93,7 @@ def test_max_and_min(dtype):
     assert {"Max", "Min"} <= op_types(f) or ((dtype.startswith("uint") or dtype == "bool") and "Max" in op_types(f))
 
 
-@pytest.mark.xfail(strict=True, reason="max/min over a zero-size axis returns a value instead of raising ValueError like the C backend (issue 4, open)")
+@pytest.mark.xfail(strict=True, reason="did not raise: either the lowering misses a zero-size axis or the test's shape does not reduce one; not yet told apart (issue 4, open)")
 def test_max_and_min_of_zero_size_axes_raise_value_error():
     # The C backend's Max and Min refuse any reduced axis of size 0, even for an empty
     # result; a plain CAReduce with maximum gives its identity instead.
@@ -112,7 +112,7 @@ def test_max_and_min_of_zero_size_axes_raise_value_error():
     run_both([x, i], outputs, [[np.zeros((0, 3)), np.zeros((2, 0), "int16")], [np.ones((2, 2)), np.ones((1, 1), "int16")]])
 
 
-@pytest.mark.xfail(strict=True, reason="integer max/min at the dtype's extremes differ from the C backend (issue 4, open; the C backend itself wraps int64 max through double)")
+@pytest.mark.xfail(strict=True, reason="uint64 min (built as Invert(Max(Invert x))) gives 2**63-1 where the C backend gives 0 (issue 4, open)")
 def test_max_min_extremes_of_integers():
     for dtype in ["int8", "uint8", "int64", "uint64"]:
         info = np.iinfo(dtype)
@@ -121,7 +121,7 @@ def test_max_min_extremes_of_integers():
         run_both([x], [x.max(), x.min()], [[values], [values[:1]], [values[1:2]]])
 
 
-@pytest.mark.xfail(strict=True, reason="the reduction's max/min of 0.0 and -0.0 does not pick the zero the C backend picks (issue 4, open)")
+@pytest.mark.xfail(strict=True, reason="arith.maximumf orders -0.0 below +0.0; the C backend keeps whichever comparison wins: the fold needs compare-and-select (issue 4, open)")
 def test_float_max_min_propagate_nan_and_keep_infinities():
     x = pt.matrix("x")
     nan, inf = np.nan, np.inf
@@ -142,7 +142,7 @@ def test_all_and_any():
     assert {"All", "Any"} <= op_types(f)
 
 
-@pytest.mark.xfail(strict=True, reason="ProdWithoutZeros differs from the C backend on one case (issue 4, open)")
+@pytest.mark.xfail(strict=True, reason="ProdWithoutZeros of an all-zero row gives 1, the C backend 0: the combine should be a==0 ? b : b==0 ? a : a*b from 0 (issue 4, open)")
 def test_prod_without_zeros():
     x = pt.matrix("x")
     i = pt.matrix("i", dtype="int64")
