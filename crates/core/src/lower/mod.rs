@@ -6,6 +6,7 @@ mod blas;
 mod elemwise;
 mod reduce;
 pub mod scalar;
+pub mod scalar_math;
 mod shape;
 pub mod shapes;
 
