@@ -138,6 +138,30 @@ def test_scalar_constant_only_output():
     check([x], [pt.constant(2.5), x.shape[0] * 0 + x], [np.ones(2)], on_unused_input="ignore")
 
 
+INLINE = "--iree-execution-model=inline-dynamic"
+
+
+def test_inline_execution_model_except_where_iree_loses_constants():
+    """Graphs run with IREE's inline execution model on the CPU (the cheapest call), except
+    where the compiler sees a multi-element tensor known at compile time, which IREE 3.13's
+    inline model loses ("source_buffer is null" at run time): those use the full HAL. Both
+    kinds must give the C backend's results."""
+    x = pt.vector("x")
+    m = pt.matrix("m")
+    plain = check([x], [x * 2 + 1], [np.arange(4.0)])
+    assert INLINE in pytensor_mlir.get_flags(plain)
+    splat = check([x], [x + np.full(1, 3.0)], [np.arange(4.0)])
+    assert INLINE in pytensor_mlir.get_flags(splat)
+    big = np.linspace(-1.0, 1.0, 1000)
+    for outputs, values in [
+        ([x + big], [np.ones(1000)]),  # a large constant operand of a kernel
+        ([pt.as_tensor_variable(big[:5]), x * 2], [np.ones(2)]),  # a constant output
+        ([m.shape, m.sum()], [np.ones((2, 3))]),  # a shape vector
+    ]:
+        f = check([x if values[0].ndim == 1 else m], outputs, values)
+        assert INLINE not in pytensor_mlir.get_flags(f), outputs
+
+
 class Twice(Op):
     """An Op no backend but Python's knows: the MLIR mode must refuse it by name."""
 

@@ -4,7 +4,7 @@
 //! cargo run --release -p pytensor-mlir-iree --example call_overhead [-- path/to/libIREECompiler.so]
 
 use pytensor_mlir_iree::runtime::input_copy_count;
-use pytensor_mlir_iree::{llvm_cpu_flags, Compiler, Device, ElementType, HostInput, Module};
+use pytensor_mlir_iree::{Compiler, Device, ElementType, HostInput, Module, Target};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -30,7 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join("../../.venv/lib/python3.11/site-packages/iree/compiler/_mlir_libs/libIREECompiler.so")
     });
-    let vmfb = Compiler::load(&library)?.compile(MUL_F64, &llvm_cpu_flags())?;
+    let compiler = Compiler::load(&library)?;
     let a = Aligned([1.5; 10]);
     let b = Aligned([2.0; 10]);
     // SAFETY: the 80 bytes of an aligned [f64; 10], borrowed in place.
@@ -48,9 +48,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ];
     for driver in ["local-sync", "local-task"] {
+        let target = Target::LlvmCpu { driver: driver.to_string() };
+        let vmfb = compiler.compile(MUL_F64, &target.flags())?;
         let device = Device::new(driver, None)?;
         let description = device.description();
-        let module = Module::load(device, vmfb.clone())?;
+        let module = Module::load_as(target.execution_model(), device, vmfb)?;
         let function = module.function("module.main")?;
         for _ in 0..2_000 {
             module.call(&function, &inputs)?;

@@ -25,7 +25,7 @@ pub mod target;
 pub use cache::DiskCache;
 pub use compile::{llvm_cpu_flags, CompileError, Compiler};
 pub use element_type::ElementType;
-pub use target::{Target, UnsupportedElement, VulkanFeatures};
+pub use target::{ExecutionModel, Target, UnsupportedElement, VulkanFeatures};
 pub use runtime::{
     Device, DeviceInfo, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT,
 };

@@ -32,6 +32,18 @@ pub enum Target {
     MetalSpirv,
 }
 
+/// How a compiled module drives its device: IREE's `--iree-execution-model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ExecutionModel {
+    /// The full HAL: command buffers, semaphores and fences, on any driver.
+    Hal,
+    /// `inline-dynamic`: the host code calls the executables directly on the calling
+    /// thread (`hal_inline` + `hal_loader` modules at run time). Only for local-sync,
+    /// which runs dispatches on the calling thread anyway; it halves what a call on a
+    /// small input costs.
+    Inline,
+}
+
 /// What a Vulkan device can do, as far as code generation cares.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct VulkanFeatures {
@@ -210,6 +222,14 @@ impl Target {
         }
     }
 
+    /// The execution model modules for this target are compiled for and loaded with.
+    pub fn execution_model(&self) -> ExecutionModel {
+        match self {
+            Target::LlvmCpu { driver } if driver == "local-sync" => ExecutionModel::Inline,
+            _ => ExecutionModel::Hal,
+        }
+    }
+
     /// IREE's name of the compiler backend.
     pub fn backend(&self) -> &'static str {
         match self {
@@ -230,9 +250,15 @@ impl Target {
         }
     }
 
-    /// The compiler flags (the device description, where it is not a flag, goes in
-    /// [`Target::module`]).
+    /// The compiler flags for this target's own execution model (the device
+    /// description, where it is not a flag, goes in [`Target::module`]).
     pub fn flags(&self) -> Vec<String> {
+        self.flags_for(self.execution_model())
+    }
+
+    /// The compiler flags for `model`: the full HAL works everywhere; `Inline` only where
+    /// [`Target::execution_model`] says so.
+    pub fn flags_for(&self, model: ExecutionModel) -> Vec<String> {
         let mut flags: Vec<String> = match self {
             Target::LlvmCpu { .. } => vec![
                 "--iree-hal-target-device=local".into(),
@@ -253,6 +279,9 @@ impl Target {
                 "--iree-metal-compile-to-metallib=false".into(),
             ],
         };
+        if model == ExecutionModel::Inline {
+            flags.push("--iree-execution-model=inline-dynamic".into());
+        }
         flags.extend(NO_DEMOTION.iter().map(|f| f.to_string()));
         flags
     }
@@ -316,6 +345,10 @@ mod tests {
         let flags = Target::LlvmCpu { driver: "local-sync".into() }.flags();
         assert!(flags.contains(&"--iree-llvmcpu-target-cpu=host".to_string()));
         assert!(flags.contains(&"--iree-input-demote-f64-to-f32=false".to_string()));
+        assert!(flags.contains(&"--iree-execution-model=inline-dynamic".to_string()));
+        let task = Target::LlvmCpu { driver: "local-task".into() };
+        assert_eq!(task.execution_model(), ExecutionModel::Hal);
+        assert!(!task.flags().iter().any(|f| f.starts_with("--iree-execution-model")));
     }
 
     #[test]

@@ -29,9 +29,8 @@ fn call_mul(module: &pytensor_mlir_iree::Module, a: &[f64], b: &[f64]) -> Vec<f6
 
 #[test]
 fn one_function_at_lengths_3_5_and_0_on_both_drivers() {
-    let vmfb = compile(&mul_f64());
     for driver in DRIVERS {
-        let module = pytensor_mlir_iree::Module::load(device(driver), vmfb.clone()).unwrap();
+        let module = load(driver, &mul_f64());
         assert_eq!(
             call_mul(&module, &[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0]),
             [4.0, 10.0, 18.0]

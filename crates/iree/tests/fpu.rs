@@ -23,11 +23,8 @@ fn halve(element: &str) -> String {
 
 #[test]
 fn subnormal_results_are_kept_on_both_drivers() {
-    let f64_vmfb = compile(&halve("f64"));
-    let f32_vmfb = compile(&halve("f32"));
     for driver in DRIVERS {
-        let device = device(driver);
-        let module = pytensor_mlir_iree::Module::load(device.clone(), f64_vmfb.clone()).unwrap();
+        let module = load(driver, &halve("f64"));
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[1.0, 3.0, 2.2250738585072014e-308]);
         let out = module.call(&f, &[a.input(&[3], ElementType::F64)]).unwrap();
@@ -37,7 +34,7 @@ fn subnormal_results_are_kept_on_both_drivers() {
             "{driver}"
         );
 
-        let module = pytensor_mlir_iree::Module::load(device, f32_vmfb.clone()).unwrap();
+        let module = load(driver, &halve("f32"));
         let f = module.function("module.main").unwrap();
         let a = HostArray::aligned(&f32_bytes(&[f32::MIN_POSITIVE, 2.0]));
         let out = module.call(&f, &[a.input(&[2], ElementType::F32)]).unwrap();
@@ -47,9 +44,8 @@ fn subnormal_results_are_kept_on_both_drivers() {
 
 #[test]
 fn callers_fpu_state_is_the_same_after_a_call() {
-    let vmfb = compile(&halve("f64"));
     for driver in DRIVERS {
-        let module = pytensor_mlir_iree::Module::load(device(driver), vmfb.clone()).unwrap();
+        let module = load(driver, &halve("f64"));
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[2.2250738585072014e-308]);
         let original = fpu::control_register();

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
 use pytensor_mlir_core::{Lowered, ScalarTarget};
-use pytensor_mlir_iree::{Compiler, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
+use pytensor_mlir_iree::{Compiler, ExecutionModel, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
@@ -58,10 +58,19 @@ fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
 }
 
+/// The target's execution model, unless the graph holds compile-time tensors that IREE's
+/// inline model loses (see `Lowered::constant_tensors`): then the full HAL.
+fn execution_model(lowered: &Lowered, target: &Target) -> ExecutionModel {
+    match target.execution_model() {
+        ExecutionModel::Inline if lowered.constant_tensors => ExecutionModel::Hal,
+        model => model,
+    }
+}
+
 /// The module compiled for `target` (or taken from the disk cache); the MLIR and flags
 /// it was compiled from.
 fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compiler) -> PyResult<(Vec<u8>, String, Vec<String>)> {
-    let flags = target.flags();
+    let flags = target.flags_for(execution_model(lowered, target));
     let module = target.module(&lowered.mlir);
     let key = DiskCache::key(&module, &flags, &compiler.revision());
     backend::dump(&key, &module, &flags)?;
@@ -89,7 +98,7 @@ pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_l
     check_dtypes(&lowered, &target, &description)?;
     let compiler = backend::compiler(Path::new(compiler_library))?;
     let (vmfb, _, flags) = compile(py, &lowered, &target, compiler)?;
-    let module = Module::load(device, vmfb).map_err(runtime_error)?;
+    let module = Module::load_as(execution_model(&lowered, &target), device, vmfb).map_err(runtime_error)?;
     let function = module.function(ENTRY).map_err(runtime_error)?;
     let input_descrs = lowered.inputs.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;
     let result_descrs = lowered.results.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;

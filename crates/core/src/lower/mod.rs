@@ -54,6 +54,12 @@ pub struct Lowered {
     /// Every dtype the graph computes with (inner `Composite` graphs included), each
     /// with the first variable that has it, so a target can refuse a dtype by name.
     pub dtypes: Vec<(DType, String)>,
+    /// Whether the compiler may see a tensor of more than one element whose value is
+    /// known at compile time (a constant that is not a splat, or anything computed from
+    /// constants and static shapes alone). IREE 3.13's inline execution model loses such
+    /// tensors (their constant pool is never initialized: the call fails with "source_buffer
+    /// is null"), so these graphs are compiled for the full HAL instead.
+    pub constant_tensors: bool,
 }
 
 /// The state of one lowering: MLIR values and symbolic dims of the variables so far.
@@ -208,7 +214,40 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         checks: cx.checks.into_iter().map(|(_, c)| c).collect(),
         shape_checks: cx.shape_checks,
         dtypes: dtypes_used(graph),
+        constant_tensors: has_constant_tensors(graph),
     })
+}
+
+/// See [`Lowered::constant_tensors`]. Conservative: every variable computed from
+/// constants only, and every `Shape`/`Shape_i` (static dims fold to constants), counts
+/// unless its static shape holds at most one element; a constant counts unless it is a
+/// splat (MLIR keeps one value for those, which IREE fills rather than copies).
+fn has_constant_tensors(graph: &Graph) -> bool {
+    let is_constant = |v: VarId| graph.variables[v].constant.is_some();
+    let mut known = graph.variables.iter().map(|v| v.constant.is_some()).collect::<Vec<bool>>();
+    for node in &graph.nodes {
+        let from_constants = node.inputs.iter().all(|&i| known[i]) || matches!(node.op, Op::Shape | Op::ShapeI(_));
+        for &o in &node.outputs {
+            known[o] = from_constants;
+        }
+    }
+    (0..graph.variables.len()).any(|v| {
+        if !known[v] || graph.variables[v].is_none {
+            return false;
+        }
+        let ty = graph.ty(v);
+        let at_most_one = ty.shape.iter().all(|d| d.is_some()) && ty.shape.iter().map(|d| d.unwrap_or(0)).product::<u64>() <= 1;
+        if at_most_one {
+            return false;
+        }
+        !(is_constant(v) && is_splat(graph.variables[v].constant.as_deref().unwrap_or_default(), ty.dtype))
+    })
+}
+
+/// Whether `bytes` (C-order elements of `dtype`) hold one value repeated.
+fn is_splat(bytes: &[u8], dtype: DType) -> bool {
+    let size = dtype.byte_size();
+    bytes.chunks_exact(size).all(|c| c == &bytes[..size])
 }
 
 /// The graph's dtypes in order of first use: inputs, then each node's operands and results

@@ -5,6 +5,7 @@ use super::buffer::{input_view, HostInput, HostRange, OutputBuffer};
 use super::device::{string, view, Device};
 use super::error::{check, RuntimeError};
 use super::instance::{host_allocator, instance};
+use crate::target::ExecutionModel;
 use eerie_sys::runtime as sys;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -20,6 +21,12 @@ pub struct Module {
     /// Idle VM contexts. A context is not thread-safe, so each call takes one out.
     sessions: Mutex<Vec<Session>>,
     device: Arc<Device>,
+    /// The modules every context links before this one (one reference each): IREE's `hal`
+    /// module for the full HAL execution model, `hal_inline` and `hal_loader` for inline.
+    imports: Vec<*mut sys::iree_vm_module_t>,
+    /// Whether calls run dispatches on the calling thread without IREE's FPU push (the
+    /// inline loader does not call it), so the call itself must install the IEEE state.
+    fpu_guard: bool,
     /// The VMFB: IREE's module references these bytes rather than copying them.
     _vmfb: AlignedBytes,
 }
@@ -53,9 +60,69 @@ impl Function {
 }
 
 impl Module {
-    /// Loads VMFB bytes (from `Compiler::compile` or the disk cache) onto `device`.
+    /// Loads VMFB bytes (from `Compiler::compile` or the disk cache) onto `device`, as
+    /// the execution model they were compiled for requires.
+    pub fn load_as(model: ExecutionModel, device: Arc<Device>, vmfb: Vec<u8>) -> Result<Module, RuntimeError> {
+        match model {
+            ExecutionModel::Hal => Module::load(device, vmfb),
+            ExecutionModel::Inline => Module::load_inline(device, vmfb),
+        }
+    }
+
+    /// Loads VMFB bytes compiled for the full HAL execution model onto `device`.
     pub fn load(device: Arc<Device>, vmfb: Vec<u8>) -> Result<Module, RuntimeError> {
-        let instance = instance()?;
+        // SAFETY: the device's HAL module is alive; the Module keeps one reference.
+        unsafe { sys::iree_vm_module_retain(device.hal_module) };
+        let imports = vec![device.hal_module];
+        Module::load_with(device, vmfb, imports, false)
+    }
+
+    /// Loads a VMFB compiled with `--iree-execution-model=inline-dynamic` onto a local
+    /// CPU `device`. Its contexts link `hal_inline` (buffers from the device's allocator)
+    /// and `hal_loader` (the module's embedded ELF executables, dispatched on the calling
+    /// thread) instead of the `hal` module: no command buffers, semaphores or fences per
+    /// call, which is most of what a call on a small input costs.
+    pub fn load_inline(device: Arc<Device>, vmfb: Vec<u8>) -> Result<Module, RuntimeError> {
+        let vm = instance()?.vm;
+        let mut inline = std::ptr::null_mut();
+        // SAFETY: the instance and the device's allocator are alive; the inline module
+        // retains the allocator.
+        check(unsafe {
+            sys::iree_hal_inline_module_create(
+                vm,
+                sys::iree_hal_inline_module_flag_bits_t_IREE_HAL_INLINE_MODULE_FLAG_NONE,
+                sys::iree_hal_module_debug_sink_null(),
+                sys::iree_hal_device_allocator(device.raw),
+                host_allocator(),
+                &mut inline,
+            )
+        })?;
+        let mut imports = vec![inline];
+        match loader_module(vm) {
+            Ok(loader) => imports.push(loader),
+            Err(error) => {
+                release_all(&imports);
+                return Err(error);
+            }
+        }
+        Module::load_with(device, vmfb, imports, true)
+    }
+
+    /// Loads `vmfb` with `imports` (references this function takes over) before it in
+    /// every context.
+    fn load_with(
+        device: Arc<Device>,
+        vmfb: Vec<u8>,
+        imports: Vec<*mut sys::iree_vm_module_t>,
+        fpu_guard: bool,
+    ) -> Result<Module, RuntimeError> {
+        let instance = match instance() {
+            Ok(instance) => instance,
+            Err(error) => {
+                release_all(&imports);
+                return Err(error);
+            }
+        };
         // Flatbuffer and embedded executables are read in place, so keep them aligned
         // like IREE's own allocations.
         let vmfb = AlignedBytes::copy_of(&vmfb);
@@ -63,7 +130,7 @@ impl Module {
         // SAFETY: the bytes live in `Module::_vmfb` for as long as the module (they are
         // dropped after it is released); the null archive allocator tells IREE not to free
         // them.
-        check(unsafe {
+        let created = check(unsafe {
             sys::iree_vm_bytecode_module_create(
                 instance.vm,
                 sys::iree_vm_bytecode_module_flags_e_IREE_VM_BYTECODE_MODULE_FLAG_NONE,
@@ -75,13 +142,19 @@ impl Module {
                 host_allocator(),
                 &mut raw,
             )
-        })?;
+        });
+        if let Err(error) = created {
+            release_all(&imports);
+            return Err(error);
+        }
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         let module = Module {
             raw,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             sessions: Mutex::new(Vec::new()),
             device,
+            imports,
+            fpu_guard,
             _vmfb: vmfb,
         };
         // A first context proves the module links against the HAL module (and loads its
@@ -146,7 +219,14 @@ impl Module {
             )));
         }
         let mut session = self.take_session()?;
-        let result = session.call(&self.device, function, inputs);
+        let result = if self.fpu_guard {
+            let fpu = crate::fpu::iree_fpu_state_push(0);
+            let result = session.call(&self.device, function, inputs);
+            crate::fpu::iree_fpu_state_pop(fpu);
+            result
+        } else {
+            session.call(&self.device, function, inputs)
+        };
         session.clear();
         // A failed invocation may leave module state half-initialized: drop that context.
         if result.is_ok() {
@@ -175,7 +255,40 @@ impl Module {
     }
 
     fn new_session(&self) -> Result<Session, RuntimeError> {
-        Session::new(instance()?.vm, [self.device.hal_module, self.raw])
+        let mut modules = self.imports.clone();
+        modules.push(self.raw);
+        Session::new(instance()?.vm, &mut modules)
+    }
+}
+
+/// A `hal_loader` module that loads embedded ELF executables (what llvm-cpu emits by
+/// default); they import nothing, so no plugin manager.
+fn loader_module(vm: *mut sys::iree_vm_instance_t) -> Result<*mut sys::iree_vm_module_t, RuntimeError> {
+    let mut loader = std::ptr::null_mut();
+    // SAFETY: out-pointer valid; no plugin manager.
+    check(unsafe { sys::iree_hal_embedded_elf_loader_create(std::ptr::null_mut(), host_allocator(), &mut loader) })?;
+    let mut module = std::ptr::null_mut();
+    // SAFETY: the module retains the loader, so ours is released whatever the outcome.
+    let status = unsafe {
+        let status = sys::iree_hal_loader_module_create(
+            vm,
+            sys::iree_hal_loader_module_flag_bits_t_IREE_HAL_LOADER_MODULE_FLAG_NONE,
+            1,
+            &mut loader,
+            host_allocator(),
+            &mut module,
+        );
+        sys::iree_hal_executable_loader_release(loader);
+        status
+    };
+    check(status)?;
+    Ok(module)
+}
+
+fn release_all(modules: &[*mut sys::iree_vm_module_t]) {
+    for &module in modules {
+        // SAFETY: each is a reference the caller owns and gives up.
+        unsafe { sys::iree_vm_module_release(module) };
     }
 }
 
@@ -188,6 +301,7 @@ impl Drop for Module {
             .clear();
         // SAFETY: no context refers to the module any more; `_vmfb` is dropped after this.
         unsafe { sys::iree_vm_module_release(self.raw) };
+        release_all(&self.imports);
     }
 }
 
@@ -205,7 +319,7 @@ struct Session {
 impl Session {
     fn new(
         vm: *mut sys::iree_vm_instance_t,
-        mut modules: [*mut sys::iree_vm_module_t; 2],
+        modules: &mut [*mut sys::iree_vm_module_t],
     ) -> Result<Session, RuntimeError> {
         let mut session = Session {
             context: std::ptr::null_mut(),

@@ -1,7 +1,7 @@
 //! Shared helpers of the integration tests: the compiler, MLIR samples, aligned arrays.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use pytensor_mlir_iree::{llvm_cpu_flags, Compiler, Device, ElementType, HostInput, Module};
+use pytensor_mlir_iree::{Compiler, Device, ElementType, HostInput, Module, Target};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -35,10 +35,26 @@ fn workspace_wheel_library() -> PathBuf {
         .expect("iree-base-compiler is not installed in the venv; set IREE_COMPILER_LIBRARY")
 }
 
+/// The target of a local driver: local-sync modules are compiled for the inline
+/// execution model, local-task ones for the full HAL, as the Python package does.
+pub fn target(driver: &str) -> Target {
+    Target::LlvmCpu { driver: driver.to_string() }
+}
+
+/// `mlir` compiled for local-sync (the inline execution model).
 pub fn compile(mlir: &str) -> Vec<u8> {
+    compile_for("local-sync", mlir)
+}
+
+pub fn compile_for(driver: &str, mlir: &str) -> Vec<u8> {
     compiler()
-        .compile(mlir, &llvm_cpu_flags())
+        .compile(mlir, &target(driver).flags())
         .unwrap_or_else(|e| panic!("compile failed:\n{e}"))
+}
+
+/// `vmfb` (compiled with `compile_for(driver, ..)`) loaded on a device of `driver`.
+pub fn load_vmfb(driver: &str, vmfb: Vec<u8>) -> Module {
+    Module::load_as(target(driver).execution_model(), device(driver), vmfb).unwrap_or_else(|e| panic!("load: {e}"))
 }
 
 pub fn device(driver: &str) -> Arc<Device> {
@@ -46,7 +62,7 @@ pub fn device(driver: &str) -> Arc<Device> {
 }
 
 pub fn load(driver: &str, mlir: &str) -> Module {
-    Module::load(device(driver), compile(mlir)).unwrap_or_else(|e| panic!("load: {e}"))
+    load_vmfb(driver, compile_for(driver, mlir))
 }
 
 pub const DRIVERS: [&str; 2] = ["local-sync", "local-task"];
