@@ -43,7 +43,8 @@ import pytensor_mlir
 # dot (OpenBLAS) from Python. Said once in the table's notes instead.
 warnings.filterwarnings("ignore", message="PyTensor could not link to a BLAS")
 
-# The flags our mode compiles with: `llvm_cpu_flags()` in crates/iree/src/compile.rs.
+# The flags our mode compiles with (`llvm_cpu_flags()` in crates/iree/src/compile.rs)
+# but the execution model.
 # Taken from the compiled function when it exposes them (and checked to be these).
 LLVM_CPU_FLAGS = [
     "--iree-hal-target-device=local",
@@ -91,7 +92,10 @@ def compiled_of(f):
 def spike_callable(f):
     """The spike's route for the MLIR text `f` was compiled from."""
     mlir = pytensor_mlir.get_mlir(f)
-    flags = list(getattr(compiled_of(f), "flags", LLVM_CPU_FLAGS))
+    # The spike ran the full HAL (iree.runtime's contexts have no hal_inline module), so
+    # its route compiles without our inline execution model; everything else is ours.
+    inline = "--iree-execution-model=inline-dynamic"
+    flags = [f for f in getattr(compiled_of(f), "flags", LLVM_CPU_FLAGS) if f != inline]
     if flags != LLVM_CPU_FLAGS:
         warnings.warn(f"our mode's flags differ from this script's copy: {flags}")
     vmfb = iree_compiler.compile_str(mlir, target_backends=["llvm-cpu"], extra_args=flags)
