@@ -167,12 +167,13 @@ fn log_near_one(f: &mut F, u: &Value) -> Value {
     f.sel(&near, &series, &l)
 }
 
-/// expm1(x) = e^x - 1, by Kahan's formula: with u = exp(x) rounded, (u - 1) * x / log(u)
-/// is expm1(x) times a factor whose error from u's rounding mostly cancels ((u-1)/log u
-/// varies slowly), where a plain `u - 1` would lose every digit that cancels. u == 1 means
-/// |x| below half an ulp of 1, where expm1(x) rounds to x (-0.0 and subnormals kept);
-/// u - 1 == -1 means expm1 rounds to -1 (-inf too). Past 40 (20 in f32) expm1 and exp
-/// round alike, and exp's own overflow (inf) is the answer.
+/// expm1(x) = e^x - 1. With x = k ln2 + r (k = round(x / ln2), r to twice the precision,
+/// |r| <= ln2/2), expm1(x) = 2^k expm1(r) + (2^k - 1): the power of two is exact, 2^k - 1
+/// too (k <= 52, or 23 in f32), so the sum rounds once. expm1(r) itself is
+/// (u - 1) + u (r - log u) with u = exp(r): u - 1 is exact (u in [0.7, 1.42]) and r - log u,
+/// exact too (Sterbenz), is the rounding error of u seen through log, added back to first
+/// order; u == 1 means expm1(r) rounds to r (-0.0 and subnormals kept). Past 36 (15 in f32)
+/// expm1 and exp round alike (and overflow alike); below -40 (-18) expm1 rounds to -1.
 pub fn expm1(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     expm1_in(&mut f, x)
@@ -180,26 +181,61 @@ pub fn expm1(b: &mut Block, x: &Value) -> Value {
 
 fn expm1_in(f: &mut F, x: &Value) -> Value {
     let one = f.c(1.0);
+    let zero = f.c(0.0);
     let minus_one = f.c(-1.0);
-    let u = f.exp(x);
+    // Reduction (x is clamped so k stays small; the clamped range is decided below).
+    let limit = f.t(40.0, 18.0);
+    let minus_limit = f.neg(&limit);
+    let above = f.cmp(CmpF::Ogt, x, &limit);
+    let xc = f.sel(&above, &limit, x);
+    let below = f.cmp(CmpF::Olt, &xc, &minus_limit);
+    let xc = f.sel(&below, &minus_limit, &xc);
+    let inv_ln2 = f.k(INV_LN2_HI);
+    let half = f.c(0.5);
+    let k = f.fma(&xc, &inv_ln2, &half);
+    let k = f.b.math(MathUnary::Floor, &k);
+    let k_nan = f.cmp(CmpF::Uno, &k, &k);
+    let k = f.sel(&k_nan, &zero, &k);
+    let minus_k = f.neg(&k);
+    let ln2_hi = f.k(LN2_HI);
+    let ln2_lo = f.k(LN2_LO);
+    // r = x - k ln2 as r_hi + r_lo: k * ln2_hi's product is exact in the FMA, and the
+    // sum's rounding error is recovered by Fast2Sum.
+    let t = f.fma(&minus_k, &ln2_hi, &xc);
+    let klo = f.mul(&minus_k, &ln2_lo);
+    let r_hi = f.add(&t, &klo);
+    let back = f.sub(&r_hi, &t);
+    let r_lo = f.sub(&klo, &back);
+    // expm1(r_hi + r_lo).
+    let u = f.exp(&r_hi);
     let um1 = f.sub(&u, &one);
     let log_u = log_near_one(f, &u);
-    let scaled = f.mul(&um1, x);
-    let kahan = f.div(&scaled, &log_u);
+    let c = f.sub(&r_hi, &log_u);
+    let c = f.add(&c, &r_lo);
+    let em = f.fma(&u, &c, &um1);
     let u_is_one = f.cmp(CmpF::Oeq, &u, &one);
-    let r = f.sel(&u_is_one, x, &kahan);
-    let saturated = f.cmp(CmpF::Oeq, &um1, &minus_one);
-    let r = f.sel(&saturated, &minus_one, &r);
-    let big = f.t(40.0, 20.0);
+    let em = f.sel(&u_is_one, &r_hi, &em);
+    // 2^k expm1(r) + (2^k - 1); k == 0 is em itself (keeps -0.0).
+    let scaled = f.ldexp(&em, &k);
+    let p = f.ldexp(&one, &k);
+    let pm1 = f.sub(&p, &one);
+    let r = f.add(&scaled, &pm1);
+    let k_zero = f.cmp(CmpF::Oeq, &k, &zero);
+    let r = f.sel(&k_zero, &em, &r);
+    let big = f.t(36.0, 15.0);
     let large = f.cmp(CmpF::Ogt, x, &big);
-    f.sel(&large, &u, &r)
+    let ex = f.exp(x);
+    let r = f.sel(&large, &ex, &r);
+    let small = f.cmp(CmpF::Olt, x, &minus_limit);
+    let r = f.sel(&small, &minus_one, &r);
+    f.keep_nan(x, &r)
 }
 
-/// log1p(x) = log(1 + x), by Kahan's formula: with u = 1 + x rounded, log(u) * x / (u - 1)
-/// undoes the rounding of u (Goldberg, "What every computer scientist should know about
-/// floating-point arithmetic", theorem 4). u == 1: log1p rounds to x (-0.0 kept). The
-/// quotient x / (u - 1) is taken first so nothing overflows near the largest finite x;
-/// +inf is set apart (inf / inf). x = -1 gives -inf and x < -1 nan through `log`.
+/// log1p(x) = log(1 + x): with u = 1 + x rounded and c = (1 + x) - u its rounding error
+/// (exact, by TwoSum), log(1 + x) = log(u + c) = log(u) + c/u (the next term, c^2/2u^2,
+/// is below 2^-106 relatively): log's error plus one rounding, where Kahan's
+/// log(u) * x / (u - 1) has three. u == 1: log1p rounds to x (-0.0 kept); +inf and -1 (where
+/// c/u is nan) are set apart; x < -1 gives nan through `log`.
 pub fn log1p(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     log1p_in(&mut f, x)
@@ -207,17 +243,25 @@ pub fn log1p(b: &mut Block, x: &Value) -> Value {
 
 fn log1p_in(f: &mut F, x: &Value) -> Value {
     let one = f.c(1.0);
-    let zero = f.c(0.0);
+    let minus_one = f.c(-1.0);
     let inf = f.c(f64::INFINITY);
+    let minus_inf = f.c(f64::NEG_INFINITY);
     let u = f.add(&one, x);
-    let d = f.sub(&u, &one);
+    // TwoSum(1, x): c = (1 - (u - bb)) + (x - bb) with bb = u - 1.
+    let bb = f.sub(&u, &one);
+    let a_part = f.sub(&u, &bb);
+    let a_err = f.sub(&one, &a_part);
+    let b_err = f.sub(x, &bb);
+    let c = f.add(&a_err, &b_err);
     let log_u = log_near_one(f, &u);
-    let ratio = f.div(x, &d);
-    let r = f.mul(&log_u, &ratio);
-    let exact = f.cmp(CmpF::Oeq, &d, &zero);
-    let r = f.sel(&exact, x, &r);
+    let correction = f.div(&c, &u);
+    let r = f.add(&log_u, &correction);
+    let u_is_one = f.cmp(CmpF::Oeq, &u, &one);
+    let r = f.sel(&u_is_one, x, &r);
     let x_inf = f.cmp(CmpF::Oeq, x, &inf);
-    f.sel(&x_inf, &inf, &r)
+    let r = f.sel(&x_inf, &inf, &r);
+    let x_minus_one = f.cmp(CmpF::Oeq, x, &minus_one);
+    f.sel(&x_minus_one, &minus_inf, &r)
 }
 
 /// x = m * 2^e with m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too):
