@@ -172,7 +172,7 @@ fn log_near_one(f: &mut F, u: &Value) -> Value {
 /// too (k <= 52, or 23 in f32), so the sum rounds once. expm1(r) itself is
 /// (u - 1) + u (r - log u) with u = exp(r): u - 1 is exact (u in [0.7, 1.42]) and r - log u,
 /// exact too (Sterbenz), is the rounding error of u seen through log, added back to first
-/// order; u == 1 means expm1(r) rounds to r (-0.0 and subnormals kept). Past 36 (15 in f32)
+/// order; u == 1 means expm1(r) rounds to r. Below 1e-18 (1e-9) expm1(x) rounds to x. Past 36 (15 in f32)
 /// expm1 and exp round alike (and overflow alike); below -40 (-18) expm1 rounds to -1.
 pub fn expm1(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
@@ -228,6 +228,12 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let r = f.sel(&large, &ex, &r);
     let small = f.cmp(CmpF::Olt, x, &minus_limit);
     let r = f.sel(&small, &minus_one, &r);
+    // Tiny x: x itself, with its sign (r_hi's zero takes k*ln2_lo's sign, which in f32 is
+    // negative).
+    let a = f.abs(x);
+    let tiny_limit = f.t(1e-18, 1e-9);
+    let tiny = f.cmp(CmpF::Olt, &a, &tiny_limit);
+    let r = f.sel(&tiny, x, &r);
     f.keep_nan(x, &r)
 }
 
