@@ -229,7 +229,6 @@ def test_mean_var_std_as_pytensor_builds_them():
     run_both([x, y], outputs, [[rng.normal(size=(4, 5)), rng.normal(size=(3, 6)).astype("float32")]], rtol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="logsumexp needs IsInf (issue 3) and Subtensor (issue 4)")
 def test_logsumexp():
     x = pt.matrix("x")
     outputs = [pt.logsumexp(x, axis=1), pt.logsumexp(x)]

@@ -5,6 +5,8 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
+use super::scalar_math::exp_log;
+
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
 const F64_BIAS: i64 = 1023;
@@ -192,6 +194,34 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Log => float_unary(b, &ins[0], out, MathUnary::Log)?,
         ScalarOp::Cast | ScalarOp::Identity => convert(b, &ins[0], out).value,
         ScalarOp::Second => convert(b, &ins[1], out).value,
+        // Issue 3: rounding, tests and the exp/log family (math in scalar_math/exp_log.rs).
+        ScalarOp::IsNan => is_nan(b, &ins[0]),
+        ScalarOp::IsInf => is_inf(b, &ins[0]),
+        ScalarOp::Clip => clip(b, ins, out),
+        ScalarOp::Sign => sign(b, &ins[0], out)?,
+        ScalarOp::Ceil => float_rounding(b, &ins[0], out, ceil)?,
+        ScalarOp::Floor => float_rounding(b, &ins[0], out, floor)?,
+        ScalarOp::Trunc => float_rounding(b, &ins[0], out, trunc)?,
+        ScalarOp::RoundHalfToEven => float_rounding(b, &ins[0], out, round_half_to_even)?,
+        ScalarOp::RoundHalfAwayFromZero => float_rounding(b, &ins[0], out, round_half_away_from_zero)?,
+        ScalarOp::Reciprocal => reciprocal(b, &ins[0], out)?,
+        ScalarOp::Deg2Rad => scale_by_double(b, &ins[0], out, std::f64::consts::PI / 180.0)?,
+        ScalarOp::Rad2Deg => scale_by_double(b, &ins[0], out, 180.0 / std::f64::consts::PI)?,
+        ScalarOp::Log1p => own_math(b, &ins[0], out, exp_log::log1p)?,
+        ScalarOp::Expm1 => own_math(b, &ins[0], out, exp_log::expm1)?,
+        ScalarOp::Log2 => own_math(b, &ins[0], out, exp_log::log2)?,
+        ScalarOp::Log10 => own_math(b, &ins[0], out, exp_log::log10)?,
+        ScalarOp::Exp2 => own_math(b, &ins[0], out, exp_log::exp2)?,
+        ScalarOp::Sinh => own_math(b, &ins[0], out, exp_log::sinh)?,
+        ScalarOp::Cosh => own_math(b, &ins[0], out, exp_log::cosh)?,
+        ScalarOp::Tanh => own_math(b, &ins[0], out, exp_log::tanh)?,
+        ScalarOp::ArcSinh => own_math(b, &ins[0], out, exp_log::asinh)?,
+        ScalarOp::ArcCosh => own_math(b, &ins[0], out, exp_log::acosh)?,
+        ScalarOp::ArcTanh => own_math(b, &ins[0], out, exp_log::atanh)?,
+        ScalarOp::Sigmoid => own_math(b, &ins[0], out, exp_log::sigmoid)?,
+        ScalarOp::Softplus => own_math(b, &ins[0], out, exp_log::softplus)?,
+        ScalarOp::Log1mexp => own_math(b, &ins[0], out, exp_log::log1mexp)?,
+        // End of issue 3's exp/log block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
     Ok(vec![Scalar { value: v, dtype: out }])
@@ -774,5 +804,194 @@ fn float_unary(b: &mut Block, x: &Scalar, out: DType, op: MathUnary) -> Result<V
     // C's `expf` and `logf` are. (sqrt is exact in any width.)
     let wide = b.cast(Cast::ExtF, &x.value, ScalarType::F64);
     let r = b.math(op, &wide);
+    Ok(b.cast(Cast::TruncF, &r, ty))
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue 3: rounding, tests and the exp/log family.
+
+/// `isnan`: bool; integers and bools are never nan.
+fn is_nan(b: &mut Block, x: &Scalar) -> Value {
+    if !x.dtype.is_float() {
+        return b.constant_int(0, ScalarType::I1);
+    }
+    b.cmpf(CmpF::Uno, &x.value, &x.value)
+}
+
+/// `isinf`: bool, for either infinity; integers and bools never are.
+fn is_inf(b: &mut Block, x: &Scalar) -> Value {
+    if !x.dtype.is_float() {
+        return b.constant_int(0, ScalarType::I1);
+    }
+    let a = b.math(MathUnary::AbsF, &x.value);
+    let inf = b.constant_f64(f64::INFINITY, a.scalar());
+    b.cmpf(CmpF::Oeq, &a, &inf)
+}
+
+/// `clip(x, lo, hi)` as C's `x < lo ? lo : (x > hi ? hi : x)` at the output dtype: a nan
+/// `x` stays nan, nan bounds are ignored (every comparison with nan is false).
+fn clip(b: &mut Block, ins: &[Scalar], out: DType) -> Value {
+    let a = all_to(b, ins, out);
+    let (x, lo, hi) = (&a[0], &a[1], &a[2]);
+    let (below, above) = if out.is_float() {
+        (b.cmpf(CmpF::Olt, x, lo), b.cmpf(CmpF::Ogt, x, hi))
+    } else if out.is_signed_int() {
+        (b.cmpi(CmpI::Slt, x, lo), b.cmpi(CmpI::Sgt, x, hi))
+    } else {
+        (b.cmpi(CmpI::Ult, x, lo), b.cmpi(CmpI::Ugt, x, hi))
+    };
+    let r = b.select(&above, hi, x);
+    b.select(&below, lo, &r)
+}
+
+/// `sign` as PyTensor's C code: 1, -1, nan for nan and +0.0 for either zero on floats;
+/// 1, -1, 0 on integers. PyTensor has no sign of bools.
+fn sign(b: &mut Block, x: &Scalar, out: DType) -> Result<Value, String> {
+    if out == DType::Bool {
+        return Err("sign of bool".into());
+    }
+    let x = convert(b, x, out).value;
+    let z = zero(b, out);
+    let one = constant(b, out, 1);
+    if out.is_float() {
+        let minus_one = constant(b, out, -1);
+        let pos = b.cmpf(CmpF::Ogt, &x, &z);
+        let neg = b.cmpf(CmpF::Olt, &x, &z);
+        let nan = b.cmpf(CmpF::Uno, &x, &x);
+        let r = b.select(&nan, &x, &z);
+        let r = b.select(&neg, &minus_one, &r);
+        return Ok(b.select(&pos, &one, &r));
+    }
+    if out.is_unsigned_int() {
+        let nonzero = b.cmpi(CmpI::Ne, &x, &z);
+        return Ok(b.select(&nonzero, &one, &z));
+    }
+    let minus_one = constant(b, out, -1);
+    let pos = b.cmpi(CmpI::Sgt, &x, &z);
+    let neg = b.cmpi(CmpI::Slt, &x, &z);
+    let r = b.select(&neg, &minus_one, &z);
+    Ok(b.select(&pos, &one, &r))
+}
+
+/// A rounding op on a float output (integers are converted first, as `upgrade_to_float`
+/// says). `math.floor` and `math.trunc` compile for f64 and f32 in IREE and are the
+/// only rounding ops used (the others are built from them); float16 rounds in f32 (exact).
+fn float_rounding(b: &mut Block, x: &Scalar, out: DType, op: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
+    if !out.is_float() {
+        return Err(format!("rounding to {out}"));
+    }
+    let x = convert(b, x, out).value;
+    if out == DType::Float16 {
+        let wide = b.cast(Cast::ExtF, &x, ScalarType::F32);
+        let r = op(b, &wide);
+        return Ok(b.cast(Cast::TruncF, &r, ScalarType::F16));
+    }
+    Ok(op(b, &x))
+}
+
+fn floor(b: &mut Block, x: &Value) -> Value {
+    b.math(MathUnary::Floor, x)
+}
+
+/// `ceil(x) = -floor(-x)`: exact, with C's signs (ceil(-0.5) is -0.0).
+fn ceil(b: &mut Block, x: &Value) -> Value {
+    let minus_x = b.negf(x);
+    let f = b.math(MathUnary::Floor, &minus_x);
+    b.negf(&f)
+}
+
+/// PyTensor's C code is `x >= 0 ? floor(x) : -floor(-x)`: `trunc`.
+fn trunc(b: &mut Block, x: &Value) -> Value {
+    b.math(MathUnary::Trunc, x)
+}
+
+/// PyTensor's C code (after numpy's `npy_rint`): y = floor(x), r = x - y (exact); y + 1
+/// where r > 1/2, y plus y's parity where r == 1/2. Negative values that round to zero
+/// give +0.0 there (-1 + 1), unlike numpy's -0.0; infinities give r = nan and stay.
+fn round_half_to_even(b: &mut Block, x: &Value) -> Value {
+    let ty = x.scalar();
+    let half = b.constant_f64(0.5, ty);
+    let one = b.constant_f64(1.0, ty);
+    let two = b.constant_f64(2.0, ty);
+    let y = b.math(MathUnary::Floor, x);
+    let r = b.arith(Arith::SubF, x, &y);
+    let up = b.arith(Arith::AddF, &y, &one);
+    let half_y = b.arith(Arith::MulF, &y, &half);
+    let half_floor = b.math(MathUnary::Floor, &half_y);
+    let twice = b.arith(Arith::MulF, &two, &half_floor);
+    let parity = b.arith(Arith::SubF, &y, &twice);
+    let to_even = b.arith(Arith::AddF, &y, &parity);
+    let is_tie = b.cmpf(CmpF::Oeq, &r, &half);
+    let res = b.select(&is_tie, &to_even, &y);
+    let above = b.cmpf(CmpF::Ogt, &r, &half);
+    b.select(&above, &up, &res)
+}
+
+/// C's `round`: t = trunc(x), then one step away from zero where |x - t| >= 1/2. The sign
+/// of zero is x's (round(-0.3) is -0.0); infinities give nan differences and stay.
+fn round_half_away_from_zero(b: &mut Block, x: &Value) -> Value {
+    let ty = x.scalar();
+    let half = b.constant_f64(0.5, ty);
+    let one = b.constant_f64(1.0, ty);
+    let t = b.math(MathUnary::Trunc, x);
+    let d = b.arith(Arith::SubF, x, &t);
+    let d = b.math(MathUnary::AbsF, &d);
+    let step = b.copysign(&one, x);
+    let away = b.arith(Arith::AddF, &t, &step);
+    let far = b.cmpf(CmpF::Oge, &d, &half);
+    b.select(&far, &away, &t)
+}
+
+/// `1 / x` at the float output dtype, rounded once (C computes `1.0 / x` in double and
+/// rounds again for float32: the same but in rare halfway cases).
+fn reciprocal(b: &mut Block, x: &Scalar, out: DType) -> Result<Value, String> {
+    if !out.is_float() {
+        return Err(format!("reciprocal to {out}"));
+    }
+    let x = convert(b, x, out).value;
+    let one = b.constant_f64(1.0, x.scalar());
+    Ok(b.arith(Arith::DivF, &one, &x))
+}
+
+/// `x * c` for deg2rad/rad2deg as C computes it: in double with c = M_PI / 180 (or its
+/// inverse) rounded to double, then rounded to the output dtype. Targets without f64
+/// math multiply in float32 by c rounded to float32.
+fn scale_by_double(b: &mut Block, x: &Scalar, out: DType, c: f64) -> Result<Value, String> {
+    if !out.is_float() {
+        return Err(format!("deg2rad/rad2deg to {out}"));
+    }
+    let x = convert(b, x, out).value;
+    let ty = x.scalar();
+    if ty == ScalarType::F64 {
+        let k = b.constant_f64(c, ty);
+        return Ok(b.arith(Arith::MulF, &x, &k));
+    }
+    let wide_ty = if widen_f32() { ScalarType::F64 } else { ScalarType::F32 };
+    let wide = if wide_ty == ty { x } else { b.cast(Cast::ExtF, &x, wide_ty) };
+    let k = b.constant_f64(c, wide_ty);
+    let r = b.arith(Arith::MulF, &wide, &k);
+    Ok(if wide_ty == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// A function of our own math library (`scalar_math`) at the float output dtype. float32
+/// is computed with the f64 version and rounded once where the target has f64 math
+/// (llvm-cpu, CUDA): nearly correctly rounded. Elsewhere (Vulkan, Metal) the f32 version
+/// runs on the device's f32 exp and log. float16 goes through the wider of the two.
+fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
+    if !out.is_float() {
+        return Err(format!("float function to {out}"));
+    }
+    let x = convert(b, x, out).value;
+    let ty = x.scalar();
+    let work = match ty {
+        ScalarType::F64 => ScalarType::F64,
+        _ if widen_f32() => ScalarType::F64,
+        _ => ScalarType::F32,
+    };
+    if work == ty {
+        return Ok(f(b, &x));
+    }
+    let wide = b.cast(Cast::ExtF, &x, work);
+    let r = f(b, &wide);
     Ok(b.cast(Cast::TruncF, &r, ty))
 }

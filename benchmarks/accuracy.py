@@ -1,0 +1,95 @@
+#!/usr/bin/env python
+"""Accuracy report: max and mean error in ULP against mpmath, per function and dtype, for
+mode="MLIR" and for PyTensor's C backend on the same points.
+
+    python benchmarks/accuracy.py                 # every function in accuracy_cases.CASES
+    python benchmarks/accuracy.py --quick         # fewer points (CI)
+    python benchmarks/accuracy.py expm1 log1p     # some functions only
+    python benchmarks/accuracy.py --mode MLIR_VULKAN --dtype float32   # another device
+
+The functions, their exact values and their domains are the table in
+`benchmarks/accuracy_cases.py`; errors are measured by `tests/ulp.py`. Each dtype compiles
+one function per mode holding every selected case, so the run costs two compiles per
+dtype plus mpmath's time (about 30 us a point). A script, not a test: it never fails;
+the accuracy tests (tests/test_scalar_math.py, ...) assert the goals.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+
+import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
+from accuracy_cases import CASES, points  # noqa: E402
+from ulp import exact, ulp_errors  # noqa: E402
+
+MODES = {"MLIR": "MLIR", "C": "CVM"}
+DTYPES = ["float32", "float64"]
+
+
+def measure(cases, dtype, n, seed=0, modes=MODES):
+    """{case name: {mode: (errors, points)}} for `dtype`."""
+    rng = np.random.default_rng(seed)
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
+    values = [points(c, dtype, n, rng) for c in cases]
+    results = {}
+    for mode_name, mode in modes.items():
+        f = pytensor.function(inputs, outputs, mode=mode)
+        with np.errstate(all="ignore"):
+            got = f(*values)
+        results[mode_name] = got if isinstance(got, list) else [got]
+    table = {}
+    for i, c in enumerate(cases):
+        want = exact(c.mpmath, values[i])
+        table[c.name] = {m: ulp_errors(results[m][i], want, dtype) for m in modes}
+        table[c.name]["points"] = values[i]
+    return table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("functions", nargs="*", help="names from accuracy_cases.CASES (default: all)")
+    parser.add_argument("--quick", action="store_true", help="300 points per function instead of 5000")
+    parser.add_argument("-n", type=int, default=None, help="points per function")
+    parser.add_argument("--mode", default="MLIR", help="the MLIR mode to measure (MLIR, MLIR_VULKAN, ...)")
+    parser.add_argument("--dtype", choices=DTYPES, action="append", help="only this dtype (repeatable)")
+    args = parser.parse_args(argv)
+    modes = {"MLIR": args.mode, "C": "CVM"}
+    n = args.n or (300 if args.quick else 5000)
+    cases = [c for c in CASES if not args.functions or c.name in args.functions]
+    unknown = set(args.functions) - {c.name for c in CASES}
+    if unknown:
+        parser.error(f"unknown functions: {sorted(unknown)}")
+    start = time.time()
+    print(f"ULP error against mpmath, about {n} points per function and dtype; MLIR is mode {args.mode} (pytensor {pytensor.__version__})\n")
+    print("| function | dtype | MLIR max | MLIR mean | C max | C mean | MLIR worst at |")
+    print("|---|---|---|---|---|---|---|")
+    for dtype in args.dtype or DTYPES:
+        # GPU devices take fewer buffers per dispatch (lavapipe: 128 bytes of push
+        # constants): one function per case there.
+        groups = [cases] if args.mode == "MLIR" else [[c] for c in cases]
+        table = {}
+        for group in groups:
+            table.update(measure(group, dtype, n, modes=modes))
+        for c in cases:
+            row = table[c.name]
+            mlir, cb = row["MLIR"], row["C"]
+            worst = row["points"][int(np.argmax(mlir))]
+            print(
+                f"| {c.name} | {dtype} | {mlir.max():.3g} | {mlir.mean():.3g} | {cb.max():.3g} | {cb.mean():.3g} | {worst!r} |",
+                flush=True,
+            )
+    print(f"\n({time.time() - start:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
