@@ -679,10 +679,17 @@ impl Block {
     /// `tensor.extract_slice` with unit strides; the result's dims are static where the
     /// size is a constant.
     pub fn tensor_extract_slice(&mut self, src: &Value, offsets: &[IndexArg], sizes: &[IndexArg]) -> Value {
+        let ones = vec![1; src.tensor().rank()];
+        self.tensor_extract_slice_strided(src, offsets, sizes, &ones)
+    }
+
+    /// `tensor.extract_slice` with positive constant strides.
+    pub fn tensor_extract_slice_strided(&mut self, src: &Value, offsets: &[IndexArg], sizes: &[IndexArg], strides: &[i64]) -> Value {
         let t = src.tensor();
         assert!(offsets.len() == t.rank() && sizes.len() == t.rank(), "extract_slice needs an offset and a size per dim");
+        assert!(strides.len() == t.rank() && strides.iter().all(|&s| s > 0), "extract_slice needs a positive stride per dim");
         let out = TensorType::new(sizes.iter().map(IndexArg::static_size).collect(), t.element);
-        let strides = vec!["1"; t.rank()].join(", ");
+        let strides = strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
         self.def(
             out.clone().into(),
             format!("tensor.extract_slice {}[{}] [{}] [{strides}] : {} to {out}", src.name, index_list(offsets), index_list(sizes), src.ty),
