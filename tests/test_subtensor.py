@@ -18,6 +18,12 @@ def run_both(inputs, outputs, cases, **kwargs):
     return f, ref
 
 
+def pytensor_mlir_compile_error():
+    from pytensor_mlir._core import CompileError
+
+    return CompileError
+
+
 def op_types(f):
     return {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
 
@@ -181,3 +187,30 @@ def test_gradient_of_advanced_subtensor1():
     cost = (x[idx] ** 2 * pt.arange(3)).sum()
     f, _ = run_both([x, idx], [cost, pytensor.grad(cost, x)], [[values((4, 3), "float64") / 10, np.array([0, 3, 0, -1])]])
     assert "AdvancedIncSubtensor1" in op_types(f)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=pytensor_mlir_compile_error(),
+    reason="IREE 3.13 (llvm-cpu) fails to compile a gather (tensor.extract in a generic) that reads "
+    "the result of another gather: 'memref.alloca op stack allocation size overflows 64 bits'. "
+    "x[j][:, 1:] works (positive-step slices are strided views); an integer index or a negative "
+    "step after AdvancedSubtensor1 does not.",
+)
+def test_gather_of_a_gather():
+    x = pt.matrix("x")
+    j = pt.vector("j", dtype="int32")
+    f, ref = compile_both([x, j], [x[j][:, 0], x[j][::-1]])
+    v, ids = values((3, 4), "float64"), np.array([0, 2], dtype="int32")
+    for g, w in zip(f(v, ids), ref(v, ids)):
+        assert_same(g, w)
+
+
+def test_run_time_dims_that_must_match_are_refused():
+    # A reshape to a shape vector given at run time has dims no check before the call can
+    # know; adding it to y would need them equal to y's, so the graph is refused.
+    x = pt.matrix("x")
+    y = pt.vector("y")
+    s = pt.vector("s", dtype="int64")
+    with pytest.raises(NotImplementedError, match="computed from run-time values"):
+        pytensor.function([x, y, s], x.reshape(s, ndim=1) + y, mode=MLIR)

@@ -161,3 +161,57 @@ pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// numpy's slice length by enumeration: the indices `range(start, stop, step)` visits
+    /// after `slice.indices(n)`'s clamping, counted one by one.
+    fn by_enumeration(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i64 {
+        let norm = |v: i64| if v < 0 { v + n } else { v };
+        let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+        let s = start.map_or(if step > 0 { 0 } else { n - 1 }, |v| norm(v).clamp(lo, hi));
+        let e = stop.map_or(if step > 0 { n } else { -1 }, |v| norm(v).clamp(lo, hi));
+        let (mut i, mut count) = (s, 0);
+        while (step > 0 && i < e) || (step < 0 && i > e) {
+            count += 1;
+            i += step;
+        }
+        count
+    }
+
+    #[test]
+    fn slice_len_matches_enumeration() {
+        let bounds = [None, Some(-9), Some(-3), Some(-1), Some(0), Some(1), Some(2), Some(5), Some(9)];
+        for n in 0..7 {
+            for start in bounds {
+                for stop in bounds {
+                    for step in [-3, -2, -1, 1, 2, 3] {
+                        assert_eq!(slice_len(n, start, stop, step), by_enumeration(n, start, stop, step), "{n} {start:?} {stop:?} {step}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn derived_dims_resolve_from_input_shapes() {
+        let x0 = Dim::Input { input: 0, axis: 0 };
+        let exprs = vec![
+            DimExpr::Slice { base: x0, start: Some(1), stop: None, step: 1 },
+            DimExpr::Sum(vec![x0, Dim::Static(2)]),
+            DimExpr::Offset(vec![x0], -5),
+            DimExpr::Quotient { num: vec![x0, Dim::Static(3)], den: vec![Dim::Static(2)] },
+            DimExpr::Quotient { num: vec![x0], den: vec![Dim::Static(0)] },
+            DimExpr::Runtime(5),
+        ];
+        let shapes: [&[usize]; 1] = [&[4]];
+        let r = |i| resolve(Dim::Derived(i), &shapes, &exprs);
+        assert_eq!((r(0), r(1), r(2), r(3), r(4), r(5)), (Some(3), Some(6), None, Some(6), None, None));
+        assert!(is_runtime(Dim::Derived(5), &exprs) && !is_runtime(Dim::Derived(3), &exprs));
+        // A check on an invalid dim fails rather than passing.
+        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value };
+        assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
+    }
+}
