@@ -214,3 +214,15 @@ def test_run_time_dims_that_must_match_are_refused():
     s = pt.vector("s", dtype="int64")
     with pytest.raises(NotImplementedError, match="computed from run-time values"):
         pytensor.function([x, y, s], x.reshape(s, ndim=1) + y, mode=MLIR)
+
+
+def test_unsigned_indices():
+    x = pt.vector("x")
+    u = pt.vector("u", dtype="uint64")
+    b = pt.vector("b", dtype="uint8")
+    # 2**64 - 1 is read as intp -1 by numpy and the C backend, so it wraps.
+    good = [values((5,), "float64"), np.array([4, 0, 2**64 - 1], dtype="uint64"), np.array([1, 4], dtype="uint8")]
+    f, ref = run_both([x, u, b], [x[u], x[b]], [good])
+    for bad_u, bad_b in [([0], [255]), ([5], [0]), ([2**63], [0])]:
+        got, _ = raises_like(f, ref, [values((5,), "float64"), np.array(bad_u, dtype="uint64"), np.array(bad_b, dtype="uint8")])
+        assert isinstance(got, IndexError)

@@ -44,6 +44,8 @@ pub(super) fn int_to_index(b: &mut Block, e: &Value, dtype: DType) -> Value {
         let signed = b.arith(Arith::SubI, &flipped, &m);
         return b.index_cast(&signed, ScalarType::Index);
     }
+    // A uint64 above i64::MAX reads as negative and wraps, as numpy and the C backend
+    // read it (as intp).
     let wide = scalar::convert(b, &Scalar { value: e.clone(), dtype }, DType::Int64).value;
     b.index_cast(&wide, ScalarType::Index)
 }
