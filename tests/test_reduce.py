@@ -220,7 +220,6 @@ def test_softmax_and_log_softmax(dtype):
     assert {"Softmax", "LogSoftmax"} <= op_types(f)
 
 
-@pytest.mark.xfail(strict=True, reason="PyTensor builds these with Subtensor and IsInf, not lowered yet (issues 3 and 4)")
 def test_mean_var_std_as_pytensor_builds_them():
     x = pt.matrix("x")
     y = pt.matrix("y", dtype="float32")

@@ -51,6 +51,8 @@ def export_value(x):
         return x if math.isfinite(x) else {"$repr": repr(x)}
     if isinstance(x, (tuple, list)):
         return [export_value(v) for v in x]
+    if isinstance(x, slice):
+        return {"$slice": [export_value(x.start), export_value(x.stop), export_value(x.step)]}
     return {"$repr": repr(x)}
 
 

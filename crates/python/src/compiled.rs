@@ -176,7 +176,7 @@ impl CompiledFunction {
             inputs.push(Input::new(py, &arg, &l.inputs[i], self.input_descrs[i].bind(py), &l.input_names[i])?);
         }
         let shapes: Vec<&[usize]> = inputs.iter().map(Input::shape).collect();
-        shapes::check(&l.shape_checks, &shapes, &l.input_names).map_err(|e| check_failed(e.kind, &e.message))?;
+        shapes::check(&l.shape_checks, &shapes, &l.input_names, &l.dim_exprs).map_err(|e| check_failed(e.kind, &e.message))?;
         let host: Vec<HostInput<'_>> = inputs
             .iter()
             .zip(&l.inputs)

@@ -1,6 +1,6 @@
 //! Rust errors as precise Python exceptions, keeping the Rust context in the message.
 
-use pyo3::exceptions::{PyAssertionError, PyNotImplementedError, PyRuntimeError, PyValueError, PyZeroDivisionError};
+use pyo3::exceptions::{PyAssertionError, PyIndexError, PyNotImplementedError, PyRuntimeError, PyValueError, PyZeroDivisionError};
 use pyo3::{create_exception, PyErr};
 use pytensor_mlir_core::lower::ErrorKind;
 use pytensor_mlir_core::GraphError;
@@ -34,6 +34,7 @@ pub fn check_failed(kind: ErrorKind, message: &str) -> PyErr {
         ErrorKind::ZeroDivision => PyZeroDivisionError::new_err(message.to_string()),
         ErrorKind::Value => PyValueError::new_err(message.to_string()),
         ErrorKind::Assertion => PyAssertionError::new_err(message.to_string()),
+        ErrorKind::Index => PyIndexError::new_err(message.to_string()),
     }
 }
 

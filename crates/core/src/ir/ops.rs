@@ -36,6 +36,57 @@ pub enum Op {
     /// `TensorFromScalar` and `ScalarFromTensor`: scalars are 0-d tensors here already.
     TensorFromScalar,
     ScalarFromTensor,
+    // Construction, reshaping and indexing (issue 4).
+    /// `Alloc`: the value broadcast to the shape given by the scalar inputs.
+    Alloc,
+    /// `AllocEmpty`: a tensor of the given shape; filled with zeros here.
+    AllocEmpty,
+    /// `Reshape`: the input with the shape of the vector input (one entry may be -1).
+    Reshape,
+    /// `Join`: the tensor inputs concatenated along the axis given by the first input.
+    Join,
+    /// `Split`: the input cut along an axis into pieces of the sizes given at run time.
+    Split,
+    /// `Subtensor`: basic indexing; slice bounds and indices not in `idx_list` as
+    /// constants are the extra scalar inputs it points to.
+    Subtensor { idx_list: Vec<IdxEntry> },
+    /// `IncSubtensor`: a copy of the input with the indexed part incremented (or set) by
+    /// the second input; `inplace` is ignored (the mode excludes in-place rewrites).
+    IncSubtensor { idx_list: Vec<IdxEntry>, set_instead_of_inc: bool },
+    /// `AdvancedSubtensor1`: rows of the input gathered by an integer vector.
+    AdvancedSubtensor1,
+    /// `AdvancedIncSubtensor1`: rows of the input incremented (repeated indices
+    /// accumulate) or set by an integer vector.
+    AdvancedIncSubtensor1 { set_instead_of_inc: bool },
+}
+
+/// An entry of a `Subtensor`'s `idx_list`: positions among the index inputs (after the
+/// indexed tensor, and after the value for `IncSubtensor`), `None` for a bound left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdxEntry {
+    Index(usize),
+    Slice { start: Option<usize>, stop: Option<usize>, step: Option<usize> },
+}
+
+fn prop_idx_list(op: &ExportedOp) -> Result<Vec<IdxEntry>, String> {
+    let position = |v: &Value| match v {
+        Value::Null => Ok(None),
+        v => v.as_u64().map(|p| Some(p as usize)).ok_or_else(|| format!("bad idx_list slice entry {v}")),
+    };
+    prop_list(op, "idx_list")?
+        .iter()
+        .map(|e| match e {
+            Value::Object(o) if o.contains_key("$slice") => {
+                let parts = o["$slice"].as_array().filter(|a| a.len() == 3).ok_or("bad idx_list slice")?;
+                Ok(IdxEntry::Slice { start: position(&parts[0])?, stop: position(&parts[1])?, step: position(&parts[2])? })
+            }
+            v => v.as_u64().map(|p| IdxEntry::Index(p as usize)).ok_or_else(|| format!("bad idx_list entry {v}")),
+        })
+        .collect()
+}
+
+fn prop_bool(op: &ExportedOp, prop: &str) -> Result<bool, String> {
+    op.props.get(prop).and_then(Value::as_bool).ok_or_else(|| format!("prop {prop} is not a bool"))
 }
 
 /// The binary scalar op a `CAReduce` folds with.
@@ -257,6 +308,20 @@ impl Op {
             "MakeVector" => Ok(Op::MakeVector),
             "TensorFromScalar" => Ok(Op::TensorFromScalar),
             "ScalarFromTensor" => Ok(Op::ScalarFromTensor),
+            "Alloc" => Ok(Op::Alloc),
+            "AllocEmpty" => Ok(Op::AllocEmpty),
+            "Reshape" => Ok(Op::Reshape),
+            "Join" => Ok(Op::Join),
+            "Split" => Ok(Op::Split),
+            "Subtensor" => Ok(Op::Subtensor { idx_list: prop_idx_list(op)? }),
+            "IncSubtensor" => Ok(Op::IncSubtensor {
+                idx_list: prop_idx_list(op)?,
+                set_instead_of_inc: prop_bool(op, "set_instead_of_inc")?,
+            }),
+            "AdvancedSubtensor1" => Ok(Op::AdvancedSubtensor1),
+            "AdvancedIncSubtensor1" => {
+                Ok(Op::AdvancedIncSubtensor1 { set_instead_of_inc: prop_bool(op, "set_instead_of_inc")? })
+            }
             _ => Err("no lowering rule for this Op".into()),
         }
     }

@@ -9,11 +9,12 @@ pub mod scalar;
 pub mod scalar_math;
 mod shape;
 pub mod shapes;
+mod subtensor;
 
 use crate::ir::{Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
 use crate::DType;
 use crate::mlir::{self, Block, Function, Type, Value};
-use shapes::{Dim, ShapeCheck};
+use shapes::{Dim, DimExpr, ShapeCheck};
 
 /// The name of the lowered function; IREE exposes it as `module.main`.
 pub const ENTRY: &str = "main";
@@ -26,6 +27,8 @@ pub enum ErrorKind {
     Value,
     /// `AssertionError`: a failed `SpecifyShape`, as the C backend raises.
     Assertion,
+    /// `IndexError`: an index out of bounds, as numpy and the C backend raise.
+    Index,
 }
 
 /// A run-time error the kernels report through an extra `tensor<i8>` result: nonzero
@@ -51,6 +54,8 @@ pub struct Lowered {
     pub checks: Vec<RuntimeCheck>,
     /// Shape equalities verified on the inputs before every call.
     pub shape_checks: Vec<ShapeCheck>,
+    /// The derived dims that `shape_checks` refer to (`Dim::Derived`).
+    pub dim_exprs: Vec<DimExpr>,
     /// Every dtype the graph computes with (inner `Composite` graphs included), each
     /// with the first variable that has it, so a target can refuse a dtype by name.
     pub dtypes: Vec<(DType, String)>,
@@ -69,6 +74,24 @@ pub struct Context<'g> {
     dims: Vec<Option<Vec<Dim>>>,
     shape_checks: Vec<ShapeCheck>,
     checks: Vec<(Value, RuntimeCheck)>,
+    /// The table behind `Dim::Derived`.
+    dim_exprs: Vec<DimExpr>,
+    /// Integer tensors whose values are known as dims or constants (the results of
+    /// `Shape`, `Shape_i`, `MakeVector` of those), so `Alloc` and `Reshape` shapes built
+    /// from them give dims checkable before the call.
+    int_values: Vec<Option<Vec<IntValue>>>,
+    /// Why the node being lowered relies on a dim no check before the call can know.
+    refusal: Option<String>,
+}
+
+/// An element of an integer tensor as known while lowering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntValue {
+    Const(i64),
+    /// The value equals this (non-negative) dim.
+    Dim(Dim),
+    /// Known only at run time (an element of a vector whose others are known).
+    Unknown,
 }
 
 /// The MLIR tensor type of a PyTensor tensor type.
@@ -111,11 +134,58 @@ impl<'g> Context<'g> {
         self.require(left, right, op, ErrorKind::Value);
     }
 
-    /// Requires `left == right` before the call, raising `kind` if not.
+    /// Requires `left == right` before the call, raising `kind` if not. A dim computed
+    /// from run-time values cannot be checked then, and a kernel relying on it could read
+    /// out of bounds: the node is refused instead (see `lower_node`).
     pub fn require(&mut self, left: Dim, right: Dim, op: &str, kind: ErrorKind) {
-        if left != right {
-            self.shape_checks.push(ShapeCheck { left, right, op: op.to_string(), kind });
+        if left == right {
+            return;
         }
+        if shapes::is_runtime(left, &self.dim_exprs) || shapes::is_runtime(right, &self.dim_exprs) {
+            self.refusal = Some(format!(
+                "{op} needs a dim computed from run-time values (an Alloc or Reshape shape, a symbolic slice bound) \
+                 to equal another dim, which cannot be checked before the call"
+            ));
+            return;
+        }
+        self.shape_checks.push(ShapeCheck { left, right, op: op.to_string(), kind });
+    }
+
+    /// The dim `expr` is, interned: static if it depends on no input.
+    pub fn derived(&mut self, expr: DimExpr) -> Dim {
+        if let Some(pos) = self.dim_exprs.iter().position(|e| *e == expr) {
+            return Dim::Derived(pos);
+        }
+        self.dim_exprs.push(expr);
+        let d = Dim::Derived(self.dim_exprs.len() - 1);
+        shapes::resolve(d, &[], &self.dim_exprs).map_or(d, Dim::Static)
+    }
+
+    /// A fresh dim known only inside the kernel.
+    pub fn runtime_dim(&mut self) -> Dim {
+        let id = self.dim_exprs.len();
+        self.dim_exprs.push(DimExpr::Runtime(id));
+        Dim::Derived(id)
+    }
+
+    /// Whether `d` is known only inside the kernel.
+    pub fn is_runtime(&self, d: Dim) -> bool {
+        shapes::is_runtime(d, &self.dim_exprs)
+    }
+
+    /// The elements of integer tensor `v` where each is a constant or a known dim.
+    pub fn int_values(&self, v: VarId) -> Option<Vec<IntValue>> {
+        let var = &self.graph.variables[v];
+        if let (Some(bytes), true) = (&var.constant, var.ty.dtype.is_int()) {
+            let size = var.ty.dtype.byte_size();
+            return Some(bytes.chunks(size).map(|c| IntValue::Const(shape::constant_int(c, var.ty.dtype))).collect());
+        }
+        self.int_values[v].clone()
+    }
+
+    /// Records that integer tensor `v` holds `values`.
+    pub fn set_int_values(&mut self, v: VarId, values: Vec<IntValue>) {
+        self.int_values[v] = Some(values);
     }
 
     /// Adds a flag result (`tensor<i8>`, nonzero on failure) to the function.
@@ -132,6 +202,41 @@ fn op_name(node: &Node) -> String {
 }
 
 fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    cx.refusal = None;
+    lower_rule(cx, b, node)?;
+    track_int_arith(cx, node);
+    cx.refusal.take().map_or(Ok(()), Err)
+}
+
+/// Integer scalars added or subtracted from known dims and constants (`x.shape[0] - 1`,
+/// as gradients and `split` build shapes) stay known, as an offset dim.
+fn track_int_arith(cx: &mut Context, node: &Node) {
+    let Op::Elemwise(op @ (ScalarOp::Add | ScalarOp::Sub)) = &node.op else { return };
+    let out = node.outputs[0];
+    if cx.graph.ty(out).ndim() != 0 || !cx.graph.ty(out).dtype.is_int() {
+        return;
+    }
+    let mut dims = Vec::new();
+    let mut constant = 0i64;
+    for (pos, &i) in node.inputs.iter().enumerate() {
+        let negate = matches!(op, ScalarOp::Sub) && pos > 0;
+        match cx.int_values(i).as_deref() {
+            Some([IntValue::Const(c)]) => constant += if negate { -c } else { *c },
+            Some([IntValue::Dim(d)]) if !negate => dims.push(*d),
+            _ => return,
+        }
+    }
+    let value = if dims.is_empty() {
+        IntValue::Const(constant)
+    } else if constant == 0 && dims.len() == 1 {
+        IntValue::Dim(dims[0])
+    } else {
+        IntValue::Dim(cx.derived(DimExpr::Offset(dims, constant)))
+    };
+    cx.set_int_values(out, vec![value]);
+}
+
+fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let name = op_name(node);
     match &node.op {
         Op::Elemwise(s) => elemwise::lower(cx, b, node, s, &name),
@@ -148,6 +253,19 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::SpecifyShape => shape::specify_shape(cx, b, node, &name),
         Op::MakeVector => basic::make_vector(cx, b, node),
         Op::TensorFromScalar | Op::ScalarFromTensor => basic::scalar_identity(cx, b, node),
+        Op::Alloc => basic::alloc(cx, b, node, &name),
+        Op::AllocEmpty => basic::alloc_empty(cx, b, node, &name),
+        Op::Reshape => shape::reshape(cx, b, node, &name),
+        Op::Join => basic::join(cx, b, node, &name),
+        Op::Split => basic::split(cx, b, node, &name),
+        Op::Subtensor { idx_list } => subtensor::subtensor(cx, b, node, idx_list),
+        Op::IncSubtensor { idx_list, set_instead_of_inc } => {
+            subtensor::inc_subtensor(cx, b, node, idx_list, *set_instead_of_inc)
+        }
+        Op::AdvancedSubtensor1 => subtensor::advanced_subtensor1(cx, b, node),
+        Op::AdvancedIncSubtensor1 { set_instead_of_inc } => {
+            subtensor::advanced_inc_subtensor1(cx, b, node, *set_instead_of_inc)
+        }
     }
 }
 
@@ -162,6 +280,9 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dims: vec![None; n],
         shape_checks: Vec::new(),
         checks: Vec::new(),
+        dim_exprs: Vec::new(),
+        int_values: vec![None; n],
+        refusal: None,
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
         let dims = graph
@@ -213,6 +334,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         outputs,
         checks: cx.checks.into_iter().map(|(_, c)| c).collect(),
         shape_checks: cx.shape_checks,
+        dim_exprs: cx.dim_exprs,
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
     })

@@ -4,10 +4,12 @@
 
 use super::scalar::{self, Scalar};
 use super::shapes::Dim;
-use super::{tensor_type, Context, ErrorKind, RuntimeCheck};
+use super::shapes::DimExpr;
+use super::subtensor;
+use super::{tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::Node;
-use crate::mlir::{AffineExpr, AffineMap, Block, Cast, CmpI, IteratorType, ScalarType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IndexArg, IteratorType, ScalarType, Value};
 
 pub fn dimshuffle(cx: &mut Context, b: &mut Block, node: &Node, new_order: &[Option<usize>]) -> Result<(), String> {
     let (input, output) = (node.inputs[0], node.outputs[0]);
@@ -64,6 +66,8 @@ pub fn shape(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String>
         b.tensor_from_elements(out_ty, &dims)
     };
     cx.define(output, r, vec![Dim::Static(ndim as u64)]);
+    let known = cx.dims(input).into_iter().map(IntValue::Dim).collect();
+    cx.set_int_values(output, known);
     Ok(())
 }
 
@@ -79,6 +83,8 @@ pub fn shape_i(cx: &mut Context, b: &mut Block, node: &Node, i: usize) -> Result
     let d = b.index_cast(&d, ScalarType::I64);
     let r = b.tensor_from_elements(tensor_type(cx.graph.ty(output)), &[d]);
     cx.define(output, r, vec![]);
+    let known = IntValue::Dim(cx.dims(input)[i]);
+    cx.set_int_values(output, vec![known]);
     Ok(())
 }
 
@@ -134,7 +140,7 @@ pub fn specify_shape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -
 
 /// A little-endian integer constant of `dtype` (unsigned 64-bit values above `i64::MAX`
 /// come out negative, and are refused as dims).
-fn constant_int(bytes: &[u8], dtype: DType) -> i64 {
+pub(super) fn constant_int(bytes: &[u8], dtype: DType) -> i64 {
     let mut buf = [0u8; 8];
     buf[..bytes.len()].copy_from_slice(bytes);
     let raw = i64::from_le_bytes(buf);
@@ -144,4 +150,157 @@ fn constant_int(bytes: &[u8], dtype: DType) -> i64 {
     } else {
         raw
     }
+}
+
+/// `Reshape(x, shape)`: `x`'s elements in C order under the shape vector's dims (one entry
+/// may be -1: the rest of the size). Where the shape's entries are constants or known dims
+/// (`Shape`, `Shape_i`, `MakeVector` of those), the sizes are checked before the call
+/// (`ValueError`) and the output dims are known; otherwise they are checked in the kernel
+/// and, on failure, the output is a 0-element slice of `x` (never more than `x` holds).
+pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Result<(), String> {
+    let (x_var, s_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
+    let out_ty = cx.graph.ty(out).clone();
+    let s_ty = cx.graph.ty(s_var).clone();
+    let rank = out_ty.ndim();
+    // An empty shape (to 0-d) may come as a float64 constant.
+    let int_or_empty = s_ty.dtype.is_int() || s_ty.shape.first() == Some(&Some(0));
+    if s_ty.ndim() != 1 || !int_or_empty || s_ty.shape[0].is_some_and(|n| n as usize != rank) {
+        return Err(format!("a shape of type {s_ty:?} for an output of rank {rank}"));
+    }
+    let x = cx.value(b, x_var)?;
+    let x_dims = cx.dims(x_var);
+    let known = if rank == 0 {
+        Some(vec![])
+    } else {
+        cx.int_values(s_var).filter(|v| v.len() == rank && !v.contains(&IntValue::Unknown))
+    };
+    let shape = cx.value(b, s_var)?;
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    let flat = b.tensor_flatten(&x);
+    let total = b.tensor_dim(&flat, 0);
+    // Each entry at run time; -1 marks the entry computed from the others.
+    let mut entries = Vec::with_capacity(rank);
+    for k in 0..rank {
+        let at = b.constant_index(k as i64);
+        let e = b.tensor_extract(&shape, &[at]);
+        entries.push(subtensor::int_to_index(b, &e, s_ty.dtype));
+    }
+    let minus_one = b.constant_index(-1);
+    let mut known_product = one.clone();
+    let mut fills = zero.clone();
+    let mut bad_entry: Option<Value> = None;
+    for e in &entries {
+        let is_fill = b.cmpi(CmpI::Eq, e, &minus_one);
+        let as_one = b.select(&is_fill, &one, e);
+        known_product = b.arith(Arith::MulI, &known_product, &as_one);
+        let c = b.select(&is_fill, &one, &zero);
+        fills = b.arith(Arith::AddI, &fills, &c);
+        let below = b.cmpi(CmpI::Slt, e, &minus_one);
+        bad_entry = Some(subtensor::or(b, bad_entry, below));
+    }
+    // The -1 entry's size; a zero divisor only where the check below fails.
+    let is_zero = b.cmpi(CmpI::Eq, &known_product, &zero);
+    let divisor = b.select(&is_zero, &one, &known_product);
+    let fill = b.arith(Arith::DivUI, &total, &divisor);
+    let mut sizes: Vec<Value> = Vec::with_capacity(rank);
+    for e in &entries {
+        let is_fill = b.cmpi(CmpI::Eq, e, &minus_one);
+        sizes.push(b.select(&is_fill, &fill, e));
+    }
+    let mut dims: Vec<Dim>;
+    let src;
+    match known {
+        Some(known) => {
+            let mut fill_at = None;
+            dims = Vec::with_capacity(rank);
+            for (k, v) in known.iter().enumerate() {
+                dims.push(match *v {
+                    IntValue::Const(-1) if fill_at.is_none() => {
+                        fill_at = Some(k);
+                        Dim::Static(0)
+                    }
+                    IntValue::Const(c) if c < 0 => return Err(format!("the shape entry {c}")),
+                    IntValue::Const(c) => Dim::Static(c as u64),
+                    IntValue::Dim(d) => d,
+                    IntValue::Unknown => unreachable!("filtered out above"),
+                });
+            }
+            if let Some(k) = fill_at {
+                let others = dims.iter().enumerate().filter(|&(j, _)| j != k).map(|(_, d)| *d).collect();
+                dims[k] = cx.derived(DimExpr::Quotient { num: x_dims.clone(), den: others });
+            }
+            let before = cx.derived(DimExpr::Product(x_dims.clone()));
+            let after = cx.derived(DimExpr::Product(dims.clone()));
+            cx.require_equal(before, after, name);
+            src = flat;
+        }
+        None => {
+            dims = (0..rank).map(|_| cx.runtime_dim()).collect();
+            let mut product = one.clone();
+            for s in &sizes {
+                product = b.arith(Arith::MulI, &product, s);
+            }
+            let wrong_size = b.cmpi(CmpI::Ne, &product, &total);
+            let many = b.cmpi(CmpI::Ugt, &fills, &one);
+            let f = subtensor::or(b, bad_entry, wrong_size);
+            let mut f = subtensor::or(b, Some(f), many);
+            for (k, s) in sizes.iter().enumerate() {
+                if let Some(n) = out_ty.shape[k] {
+                    let c = b.constant_index(n as i64);
+                    let ne = b.cmpi(CmpI::Ne, s, &c);
+                    f = subtensor::or(b, Some(f), ne);
+                }
+            }
+            subtensor::check(cx, b, &f, ErrorKind::Value, format!("{name}: cannot reshape to the requested shape"));
+            if rank == 0 || out_ty.shape.iter().all(|d| d.is_some()) {
+                return Err("a run-time shape for an output whose dims are all static".into());
+            }
+            // On failure every dynamic dim is 0, so the slice below is empty.
+            let t = b.constant_int(1, ScalarType::I1);
+            let ok = b.arith(Arith::XOrI, &f, &t);
+            for (k, s) in sizes.iter_mut().enumerate() {
+                if out_ty.shape[k].is_none() {
+                    *s = b.select(&ok, s, &zero);
+                }
+            }
+            let mut count = one.clone();
+            for (k, s) in sizes.iter().enumerate() {
+                let s = match out_ty.shape[k] {
+                    Some(n) => b.constant_index(n as i64),
+                    None => s.clone(),
+                };
+                count = b.arith(Arith::MulI, &count, &s);
+            }
+            src = b.tensor_extract_slice(&flat, &[IndexArg::Const(0)], &[IndexArg::Dyn(count)]);
+        }
+    }
+    for k in 0..rank {
+        if let Some(n) = out_ty.shape[k] {
+            // A run-time dim was checked with the sizes above.
+            if !cx.is_runtime(dims[k]) {
+                cx.require_equal(dims[k], Dim::Static(n), name);
+            }
+            dims[k] = Dim::Static(n);
+        }
+    }
+    // expand_shape wants a static source length exactly where every result dim is
+    // static (the size was checked equal before the call).
+    let length = out_ty.shape.iter().try_fold(1u64, |acc, d| d.map(|d| acc * d)).filter(|_| rank > 0);
+    let want = crate::mlir::TensorType::new(vec![length], src.tensor().element);
+    let src = if src.tensor().shape != want.shape { b.tensor_cast(&src, want) } else { src };
+    let r = if rank == 0 {
+        // A 0-d result: the vector holds one element once the check has passed.
+        let v = b.tensor_extract_slice(&src, &[IndexArg::Const(0)], &[IndexArg::Const(1)]);
+        b.tensor_unflatten(&v, tensor_type(&out_ty), &[])
+    } else {
+        let args: Vec<IndexArg> = (0..rank)
+            .map(|k| match out_ty.shape[k] {
+                Some(n) => IndexArg::Const(n as i64),
+                None => IndexArg::Dyn(sizes[k].clone()),
+            })
+            .collect();
+        b.tensor_unflatten(&src, tensor_type(&out_ty), &args)
+    };
+    cx.define(out, r, dims);
+    Ok(())
 }

@@ -11,6 +11,46 @@ pub enum Dim {
     Static(u64),
     /// `inputs[input].shape[axis]`
     Input { input: usize, axis: usize },
+    /// `exprs[i]` of the lowering's `DimExpr` table: a dim computed from other dims
+    /// (a slice's length, a join's sum) or from run-time values.
+    Derived(usize),
+}
+
+/// A dim derived from others. Structurally equal expressions are interned to one
+/// `Dim::Derived`, so equal slices of one input need no check.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DimExpr {
+    /// Computed in the kernel from the values of tensors (an `Alloc` shape input, a
+    /// symbolic slice bound): no check before the call can know it, so a rule that needs
+    /// it equal to another dim is refused (`Context::require`).
+    Runtime(usize),
+    /// The length of `base[start:stop:step]`, numpy's rules (`step != 0`).
+    Slice { base: Dim, start: Option<i64>, stop: Option<i64>, step: i64 },
+    /// The sum of dims (`Join`'s axis).
+    Sum(Vec<Dim>),
+    /// The sum of dims plus a constant (`x.shape[0] - 1` as a shape entry); invalid where
+    /// negative.
+    Offset(Vec<Dim>, i64),
+    /// The product of dims (a tensor's size, for `Reshape`'s check).
+    Product(Vec<Dim>),
+    /// `product(num) / product(den)`, rounded down (`Reshape`'s -1 entry); invalid where
+    /// `product(den)` is 0.
+    Quotient { num: Vec<Dim>, den: Vec<Dim> },
+}
+
+/// The length numpy gives `x[start:stop:step]` for `x` of length `n`.
+pub fn slice_len(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i64 {
+    let clamp = |v: i64, lo: i64, hi: i64| v.max(lo).min(hi);
+    let norm = |v: i64, lo: i64, hi: i64| clamp(if v < 0 { v + n } else { v }, lo, hi);
+    if step > 0 {
+        let start = start.map_or(0, |v| norm(v, 0, n));
+        let stop = stop.map_or(n, |v| norm(v, 0, n));
+        if stop > start { (stop - start + step - 1) / step } else { 0 }
+    } else {
+        let start = start.map_or(n - 1, |v| norm(v, -1, n - 1));
+        let stop = stop.map_or(-1, |v| norm(v, -1, n - 1));
+        if start > stop { (start - stop - 1) / (-step) + 1 } else { 0 }
+    }
 }
 
 /// `left == right` must hold, or `op` cannot run.
@@ -38,26 +78,77 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
-fn resolve(d: Dim, shapes: &[&[usize]]) -> u64 {
+/// The value of `d` for these input shapes (`shapes` empty: only dims without inputs);
+/// `None` where it depends on run-time values or inputs not given, or is invalid (a
+/// quotient by zero).
+pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
+    let all = |ds: &[Dim]| ds.iter().map(|&d| resolve(d, shapes, exprs)).collect::<Option<Vec<u64>>>();
     match d {
-        Dim::Static(n) => n,
-        Dim::Input { input, axis } => shapes[input][axis] as u64,
+        Dim::Static(n) => Some(n),
+        Dim::Input { input, axis } => shapes.get(input).map(|s| s[axis] as u64),
+        Dim::Derived(i) => match &exprs[i] {
+            DimExpr::Runtime(_) => None,
+            DimExpr::Slice { base, start, stop, step } => {
+                let n = resolve(*base, shapes, exprs)?;
+                Some(slice_len(n as i64, *start, *stop, *step) as u64)
+            }
+            DimExpr::Sum(ds) => all(ds)?.into_iter().try_fold(0u64, u64::checked_add),
+            DimExpr::Product(ds) => all(ds)?.into_iter().try_fold(1u64, u64::checked_mul),
+            DimExpr::Offset(ds, c) => {
+                let sum = all(ds)?.into_iter().try_fold(0u64, u64::checked_add)?;
+                u64::try_from(i64::try_from(sum).ok()?.checked_add(*c)?).ok()
+            }
+            DimExpr::Quotient { num, den } => {
+                let n = all(num)?.into_iter().try_fold(1u64, u64::checked_mul)?;
+                let d = all(den)?.into_iter().try_fold(1u64, u64::checked_mul)?;
+                n.checked_div(d)
+            }
+        },
     }
 }
 
-fn describe(d: Dim, names: &[String]) -> String {
+/// Whether `d` depends on values only the kernel knows.
+pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
+    let any = |ds: &[Dim]| ds.iter().any(|&d| is_runtime(d, exprs));
+    match d {
+        Dim::Static(_) | Dim::Input { .. } => false,
+        Dim::Derived(i) => match &exprs[i] {
+            DimExpr::Runtime(_) => true,
+            DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
+            DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) => any(ds),
+            DimExpr::Quotient { num, den } => any(num) || any(den),
+        },
+    }
+}
+
+fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
+    let list = |ds: &[Dim], sep: &str| ds.iter().map(|&d| describe(d, names, exprs)).collect::<Vec<_>>().join(sep);
     match d {
         Dim::Static(n) => format!("the static size {n}"),
         Dim::Input { input, axis } => format!("{}.shape[{axis}]", names[input]),
+        Dim::Derived(i) => match &exprs[i] {
+            DimExpr::Runtime(_) => "a size computed at run time".into(),
+            DimExpr::Slice { base, start, stop, step } => {
+                let f = |v: &Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
+                format!("the length of [{}:{}:{step}] of {}", f(start), f(stop), describe(*base, names, exprs))
+            }
+            DimExpr::Sum(ds) => format!("({})", list(ds, " + ")),
+            DimExpr::Product(ds) => format!("({})", list(ds, " * ")),
+            DimExpr::Offset(ds, c) => format!("({} + {c})", list(ds, " + ")),
+            DimExpr::Quotient { num, den } => format!("({}) / ({})", list(num, " * "), list(den, " * ")),
+        },
     }
 }
 
-/// Runs every check on the call's input shapes (ranks already validated by PyTensor).
-pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String]) -> Result<(), ShapeError> {
+/// Runs every check on the call's input shapes (ranks already validated by PyTensor);
+/// `exprs` is the lowering's table of derived dims.
+pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs: &[DimExpr]) -> Result<(), ShapeError> {
     for c in checks {
-        let (l, r) = (resolve(c.left, shapes), resolve(c.right, shapes));
-        if l != r {
-            let (left, right) = (describe(c.left, names), describe(c.right, names));
+        let (l, r) = (resolve(c.left, shapes, exprs), resolve(c.right, shapes, exprs));
+        if l.is_none() || l != r {
+            let (left, right) = (describe(c.left, names, exprs), describe(c.right, names, exprs));
+            let show = |v: Option<u64>| v.map_or("invalid (a division by zero)".to_string(), |v| v.to_string());
+            let (l, r) = (show(l), show(r));
             let message = match c.kind {
                 ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
                 _ => format!(
@@ -69,4 +160,58 @@ pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String]) -> Re
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// numpy's slice length by enumeration: the indices `range(start, stop, step)` visits
+    /// after `slice.indices(n)`'s clamping, counted one by one.
+    fn by_enumeration(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i64 {
+        let norm = |v: i64| if v < 0 { v + n } else { v };
+        let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+        let s = start.map_or(if step > 0 { 0 } else { n - 1 }, |v| norm(v).clamp(lo, hi));
+        let e = stop.map_or(if step > 0 { n } else { -1 }, |v| norm(v).clamp(lo, hi));
+        let (mut i, mut count) = (s, 0);
+        while (step > 0 && i < e) || (step < 0 && i > e) {
+            count += 1;
+            i += step;
+        }
+        count
+    }
+
+    #[test]
+    fn slice_len_matches_enumeration() {
+        let bounds = [None, Some(-9), Some(-3), Some(-1), Some(0), Some(1), Some(2), Some(5), Some(9)];
+        for n in 0..7 {
+            for start in bounds {
+                for stop in bounds {
+                    for step in [-3, -2, -1, 1, 2, 3] {
+                        assert_eq!(slice_len(n, start, stop, step), by_enumeration(n, start, stop, step), "{n} {start:?} {stop:?} {step}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn derived_dims_resolve_from_input_shapes() {
+        let x0 = Dim::Input { input: 0, axis: 0 };
+        let exprs = vec![
+            DimExpr::Slice { base: x0, start: Some(1), stop: None, step: 1 },
+            DimExpr::Sum(vec![x0, Dim::Static(2)]),
+            DimExpr::Offset(vec![x0], -5),
+            DimExpr::Quotient { num: vec![x0, Dim::Static(3)], den: vec![Dim::Static(2)] },
+            DimExpr::Quotient { num: vec![x0], den: vec![Dim::Static(0)] },
+            DimExpr::Runtime(5),
+        ];
+        let shapes: [&[usize]; 1] = [&[4]];
+        let r = |i| resolve(Dim::Derived(i), &shapes, &exprs);
+        assert_eq!((r(0), r(1), r(2), r(3), r(4), r(5)), (Some(3), Some(6), None, Some(6), None, None));
+        assert!(is_runtime(Dim::Derived(5), &exprs) && !is_runtime(Dim::Derived(3), &exprs));
+        // A check on an invalid dim fails rather than passing.
+        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value };
+        assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
+    }
 }

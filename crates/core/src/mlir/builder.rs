@@ -608,3 +608,147 @@ impl Block {
         self.def(to.clone().into(), format!("tensor.cast {} : {} to {to}", t.name, t.ty))
     }
 }
+
+/// An offset or size of a slice op: a constant (static in the types) or an `index` value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexArg {
+    Const(i64),
+    Dyn(Value),
+}
+
+impl IndexArg {
+    fn text(&self) -> String {
+        match self {
+            IndexArg::Const(c) => c.to_string(),
+            IndexArg::Dyn(v) => {
+                assert_eq!(v.scalar(), ScalarType::Index, "a slice offset or size must be an index");
+                v.name.clone()
+            }
+        }
+    }
+
+    fn static_size(&self) -> Option<u64> {
+        match self {
+            IndexArg::Const(c) => Some(*c as u64),
+            IndexArg::Dyn(_) => None,
+        }
+    }
+}
+
+fn index_list(args: &[IndexArg]) -> String {
+    args.iter().map(IndexArg::text).collect::<Vec<_>>().join(", ")
+}
+
+/// Slicing, reshaping and structured control flow for the indexing rules.
+impl Block {
+    /// `scf.if` yielding values of `types`: `then` and `otherwise` each return them.
+    pub fn scf_if(
+        &mut self,
+        cond: &Value,
+        types: &[ScalarType],
+        then: impl FnOnce(&mut Block) -> Vec<Value>,
+        otherwise: impl FnOnce(&mut Block) -> Vec<Value>,
+    ) -> Vec<Value> {
+        assert_eq!(cond.scalar(), ScalarType::I1, "scf.if condition must be i1");
+        let type_list = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let mut branches = Vec::new();
+        for f in [Box::new(then) as Box<dyn FnOnce(&mut Block) -> Vec<Value>>, Box::new(otherwise)] {
+            let mut inner = Block::new(self.indent + 1, self.counter.clone());
+            let ys = f(&mut inner);
+            assert_eq!(ys.iter().map(|y| y.scalar()).collect::<Vec<_>>(), types, "scf.if branch yields other types");
+            inner.line(&format!("scf.yield {} : {}", join_names(&ys), join_types(&ys)));
+            branches.push(inner.text);
+        }
+        let name = self.fresh();
+        let head = if types.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", types.len()) };
+        self.line(&format!("{head}scf.if {} -> ({type_list}) {{", cond.name));
+        self.text.push_str(&branches[0]);
+        self.line("} else {");
+        self.text.push_str(&branches[1]);
+        self.line("}");
+        types
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Value {
+                name: if types.len() == 1 { name.clone() } else { format!("{name}#{i}") },
+                ty: (*t).into(),
+            })
+            .collect()
+    }
+
+    /// `tensor.extract_slice` with unit strides; the result's dims are static where the
+    /// size is a constant.
+    pub fn tensor_extract_slice(&mut self, src: &Value, offsets: &[IndexArg], sizes: &[IndexArg]) -> Value {
+        let ones = vec![1; src.tensor().rank()];
+        self.tensor_extract_slice_strided(src, offsets, sizes, &ones)
+    }
+
+    /// `tensor.extract_slice` with positive constant strides.
+    pub fn tensor_extract_slice_strided(&mut self, src: &Value, offsets: &[IndexArg], sizes: &[IndexArg], strides: &[i64]) -> Value {
+        let t = src.tensor();
+        assert!(offsets.len() == t.rank() && sizes.len() == t.rank(), "extract_slice needs an offset and a size per dim");
+        assert!(strides.len() == t.rank() && strides.iter().all(|&s| s > 0), "extract_slice needs a positive stride per dim");
+        let out = TensorType::new(sizes.iter().map(IndexArg::static_size).collect(), t.element);
+        let strides = strides.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", ");
+        self.def(
+            out.clone().into(),
+            format!("tensor.extract_slice {}[{}] [{}] [{strides}] : {} to {out}", src.name, index_list(offsets), index_list(sizes), src.ty),
+        )
+    }
+
+    /// `tensor.insert_slice` of all of `src` into `dest` at `offsets` (unit strides); the
+    /// sizes are `src`'s dims, static where its type is.
+    pub fn tensor_insert_slice(&mut self, src: &Value, dest: &Value, offsets: &[IndexArg]) -> Value {
+        let (s, d) = (src.tensor().clone(), dest.tensor());
+        assert!(s.rank() == d.rank() && offsets.len() == d.rank(), "insert_slice of another rank");
+        let sizes: Vec<IndexArg> = (0..s.rank())
+            .map(|axis| match s.shape[axis] {
+                Some(n) => IndexArg::Const(n as i64),
+                None => IndexArg::Dyn(self.tensor_dim(src, axis)),
+            })
+            .collect();
+        let strides = vec!["1"; s.rank()].join(", ");
+        self.def(
+            dest.ty.clone(),
+            format!(
+                "tensor.insert_slice {} into {}[{}] [{}] [{strides}] : {} into {}",
+                src.name,
+                dest.name,
+                index_list(offsets),
+                index_list(&sizes),
+                src.ty,
+                dest.ty
+            ),
+        )
+    }
+
+    /// The tensor's elements in C order as a vector (`tensor.collapse_shape`; a 0-d
+    /// tensor becomes a 1-element vector through `tensor.expand_shape`).
+    pub fn tensor_flatten(&mut self, t: &Value) -> Value {
+        let ty = t.tensor();
+        let size = ty.shape.iter().try_fold(1u64, |acc, d| d.map(|d| acc * d));
+        let out = TensorType::new(vec![size], ty.element);
+        if ty.rank() == 0 {
+            return self.def(out.clone().into(), format!("tensor.expand_shape {} [] output_shape [1] : {} into {out}", t.name, t.ty));
+        }
+        let group = (0..ty.rank()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        self.def(out.clone().into(), format!("tensor.collapse_shape {} [[{group}]] : {} into {out}", t.name, t.ty))
+    }
+
+    /// A vector as a tensor of type `to` whose dims are `sizes` (their product must be the
+    /// vector's length: the caller guarantees it). To 0-d, the vector must be of static
+    /// length 1.
+    pub fn tensor_unflatten(&mut self, v: &Value, to: TensorType, sizes: &[IndexArg]) -> Value {
+        assert_eq!(v.tensor().rank(), 1, "unflatten of a non-vector");
+        assert_eq!(to.rank(), sizes.len(), "unflatten needs one size per dim");
+        if to.rank() == 0 {
+            assert_eq!(v.tensor().shape[0], Some(1), "unflatten to 0-d needs a vector of static length 1");
+            return self.def(to.clone().into(), format!("tensor.collapse_shape {} [] : {} into {to}", v.name, v.ty));
+        }
+        let group = (0..to.rank()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        self.def(
+            to.clone().into(),
+            format!("tensor.expand_shape {} [[{group}]] output_shape [{}] : {} into {to}", v.name, index_list(sizes), v.ty),
+        )
+    }
+}

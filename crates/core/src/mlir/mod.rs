@@ -3,5 +3,5 @@
 pub mod builder;
 pub mod types;
 
-pub use builder::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, Contraction, Function, IteratorType, MathUnary, Value};
+pub use builder::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, Contraction, Function, IndexArg, IteratorType, MathUnary, Value};
 pub use types::{ScalarType, TensorType, Type};
