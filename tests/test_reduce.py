@@ -235,7 +235,6 @@ def test_logsumexp():
     run_both([x], outputs, [[rng.normal(size=(3, 4)) * 10], [np.array([[1000.0, 1000.0], [-np.inf, 0.0]])]])
 
 
-@pytest.mark.xfail(strict=True, reason="the gradients use Ops not lowered yet (issue 4)")
 def test_gradients_through_reductions():
     x = pt.matrix("x")
     cost = (
