@@ -46,6 +46,18 @@ def assert_same(got, want, rtol=None, atol=0.0, err_msg=""):
         np.testing.assert_array_equal(got, want, err_msg=err_msg)
 
 
+def assert_all_same(names, got, want):
+    """`assert_same` on every named output before failing, so one run names every output
+    that differs."""
+    failures = []
+    for name, g, w in zip(names, got, want):
+        try:
+            assert_same(g, w, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, f"{len(failures)} of {len(names)} outputs differ:\n\n" + "\n\n".join(failures)
+
+
 def check(inputs, outputs, values, mode=MLIR, reference=C, rtol=None, atol=0.0, **kwargs):
     """Compiles with both modes, runs on `values`, and compares every output."""
     f, ref = compile_both(inputs, outputs, mode=mode, reference=reference, **kwargs)

@@ -20,7 +20,7 @@ from pytensor.graph.traversal import graph_inputs
 from pytensor.tensor.elemwise import Elemwise
 
 from pytensor_mlir._core import IreeRuntimeError
-from conftest import C, MLIR, assert_same, check, compile_both, raises_like
+from conftest import C, MLIR, assert_all_same, assert_same, check, compile_both, raises_like
 
 SIGNED = ["int8", "int16", "int32", "int64"]
 UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
@@ -179,14 +179,7 @@ def check_named(inputs, outputs, values, mode, reference, **kwargs):
     names = list(outputs)
     f, ref = compile_both(inputs, [outputs[k] for k in names], mode=mode, reference=reference, **kwargs)
     got, want = f(*values), ref(*values)
-    # Every output is compared before failing, so one run names every op that differs.
-    failures = []
-    for name, g, w in zip(names, got, want):
-        try:
-            assert_same(g, w, err_msg=name)
-        except AssertionError as e:
-            failures.append(str(e).strip())
-    assert not failures, f"{len(failures)} of {len(names)} outputs differ:\n\n" + "\n\n".join(failures)
+    assert_all_same(names, got, want)
     return f
 
 

@@ -18,7 +18,7 @@ import pytensor.tensor as pt
 import pytensor.tensor.math as ptm
 import pytest
 
-from conftest import C, MLIR, assert_same, compile_both
+from conftest import C, MLIR, assert_all_same, assert_same, compile_both
 from test_elemwise import edges, scalar_ops
 from ulp import exact, ulp_errors
 
@@ -132,16 +132,6 @@ def semantics_graph(dtype, rng):
     return inputs, out, reference, vals
 
 
-def compare(names, got, want):
-    failures = []
-    for name, g, w in zip(names, got, want):
-        try:
-            assert_same(g, w, err_msg=name)
-        except AssertionError as e:
-            failures.append(str(e).strip())
-    assert not failures, f"{len(failures)} of {len(names)} outputs differ:\n\n" + "\n\n".join(failures)
-
-
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_semantics_like_the_c_backend(dtype):
     import pytensor
@@ -152,7 +142,7 @@ def test_semantics_like_the_c_backend(dtype):
     f = pytensor.function(inputs, [out[k] for k in names], mode=MLIR, on_unused_input="ignore")
     ref = pytensor.function(inputs, [reference[k] for k in names], mode=C, on_unused_input="ignore")
     with np.errstate(all="ignore"):
-        compare(names, f(*vals), ref(*vals))
+        assert_all_same(names, f(*vals), ref(*vals))
     ops = scalar_ops(f)
     want_ops = EXPECTED_OPS - ({"Sign"} if dtype == "bool" else set())
     want_ops -= set() if dtype in FLOATS else {"RoundHalfToEven", "RoundHalfAwayFromZero"}
@@ -169,7 +159,7 @@ def test_unfused_float64_like_the_c_backend():
     f = pytensor.function(inputs, [out[k] for k in names], mode=MLIR.excluding("fusion"), on_unused_input="ignore")
     ref = pytensor.function(inputs, [reference[k] for k in names], mode=C, on_unused_input="ignore")
     with np.errstate(all="ignore"):
-        compare(names, f(*vals), ref(*vals))
+        assert_all_same(names, f(*vals), ref(*vals))
     assert "Composite" not in scalar_ops(f)
 
 
