@@ -83,6 +83,13 @@ impl Module {
     /// thread) instead of the `hal` module: no command buffers, semaphores or fences per
     /// call, which is most of what a call on a small input costs.
     pub fn load_inline(device: Arc<Device>, vmfb: Vec<u8>) -> Result<Module, RuntimeError> {
+        // The loader runs executables on the host: device memory must be host memory.
+        if !device.driver().starts_with("local-") {
+            return Err(RuntimeError::Usage(format!(
+                "the inline execution model runs on local CPU devices only, not on {}",
+                device.driver()
+            )));
+        }
         let vm = instance()?.vm;
         let mut inline = std::ptr::null_mut();
         // SAFETY: the instance and the device's allocator are alive; the inline module
