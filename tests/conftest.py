@@ -19,6 +19,14 @@ MLIR = pytensor_mlir.MLIR
 C = get_mode("CVM")
 
 
+def vulkan_devices():
+    """(the Vulkan devices this machine lists, None) or ([], why there are none)."""
+    try:
+        return pytensor_mlir.available_devices("vulkan"), None
+    except pytensor_mlir.IreeRuntimeError as e:
+        return [], str(e).splitlines()[0]
+
+
 def compile_both(inputs, outputs, mode=MLIR, reference=C, **kwargs):
     """The same graph compiled with the MLIR mode and with the reference mode."""
     return (

@@ -18,7 +18,7 @@ import pytensor.tensor as pt
 import pytensor.tensor.math as ptm
 import pytest
 
-from conftest import C, MLIR, assert_all_same, assert_same, compile_both
+from conftest import C, MLIR, assert_all_same, assert_same, compile_both, vulkan_devices
 from test_elemwise import edges, scalar_ops
 from ulp import exact, ulp_errors
 
@@ -218,16 +218,7 @@ def test_exp_log_accuracy(dtype):
 # The float32 formulation (no f64 math): Vulkan
 
 
-def _vulkan_devices():
-    import pytensor_mlir
-
-    try:
-        return pytensor_mlir.available_devices("vulkan"), None
-    except pytensor_mlir.IreeRuntimeError as e:
-        return [], str(e).splitlines()[0]
-
-
-VULKAN_DEVICES, WHY_NO_VULKAN = _vulkan_devices()
+VULKAN_DEVICES, WHY_NO_VULKAN = vulkan_devices()
 
 
 @pytest.mark.skipif(

@@ -12,21 +12,14 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import assert_same, check, compile_both, raises_like
+from conftest import assert_same, check, compile_both, raises_like, vulkan_devices
 from test_leak import grown_over
 
 import pytensor_mlir
 from pytensor_mlir import _core
 
 
-def _vulkan_devices():
-    try:
-        return pytensor_mlir.available_devices("vulkan"), None
-    except pytensor_mlir.IreeRuntimeError as e:
-        return [], str(e).splitlines()[0]
-
-
-DEVICES, WHY_NONE = _vulkan_devices()
+DEVICES, WHY_NONE = vulkan_devices()
 pytestmark = pytest.mark.skipif(
     not DEVICES,
     reason=f"no Vulkan device ({WHY_NONE or 'the Vulkan driver lists none'}); "
