@@ -46,5 +46,15 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$deps_hash" ]]; then
   echo "$deps_hash" > "$stamp"
 fi
 
+# IREE's CUDA driver is built in when its build-time headers can be had from PyPI (see
+# scripts/cuda_deps.sh); without them the build goes on with the CPU and Vulkan drivers only.
+features=()
+if scripts/cuda_deps.sh .cache/cuda-deps; then
+  export IREE_CUDA_DEPS_DIR=$PWD/.cache/cuda-deps
+  features=(--features cuda)
+else
+  echo "bootstrap: CUDA headers unavailable; building without the CUDA runtime driver"
+fi
+
 # The Rust build: the extension module, installed into .venv in place (incremental).
-maturin develop --release --quiet
+maturin develop --release --quiet "${features[@]}"
