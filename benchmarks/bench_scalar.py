@@ -1,0 +1,86 @@
+#!/usr/bin/env python
+"""Throughput of every scalar function of the accuracy table (benchmarks/accuracy_cases.py)
+and the basic ones, on 1e6 elements of float64 and float32, under mode="MLIR" against NUMBA,
+JAX (when importable) and numpy (PyTensor's Python linker, whose Elemwise calls the numpy
+or scipy ufunc), all measured in one run.
+
+Inputs are random points of each function's domain (accuracy_cases.points, so ranges like
+the accuracy report's: tiny, huge and ordinary magnitudes). Every peer's result is compared
+with numpy's (nan where nan) before it is timed, loosely (rtol 1e-3: a speed table, the
+accuracy report is accuracy.py), so a broken kernel cannot win. Timings are medians of
+round-robin repeats (bench_cpu.py's helpers).
+
+    python benchmarks/bench_scalar.py                 # every function, both dtypes
+    python benchmarks/bench_scalar.py -k exp -n 100000
+"""
+
+import argparse
+import warnings
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+from accuracy_cases import CASES, points
+from bench_cpu import HAVE_JAX, fmt_ratio, fmt_time, jax_callable, print_table, time_round_robin
+from pytensor.compile.mode import Mode
+
+import pytensor_mlir  # noqa: F401  (registers the MLIR modes)
+
+warnings.filterwarnings("ignore")
+
+# The basic functions besides the accuracy table's rows: (name, graph, domain sampler).
+BASIC = [
+    ("exp", pt.exp, lambda rng, n: rng.uniform(-700, 700, n)),
+    ("log", pt.log, lambda rng, n: np.exp(rng.uniform(-700, 700, n))),
+    ("sqrt", pt.sqrt, lambda rng, n: np.exp(rng.uniform(-700, 700, n))),
+    ("x**2.5", lambda x: x**2.5, lambda rng, n: rng.uniform(0, 100, n)),
+]
+
+
+def inputs_for(dtype, n, rng, only):
+    for name, graph, sample in BASIC:
+        if not only or only in name:
+            yield name, graph, sample(rng, n).astype(dtype)
+    for case in CASES:
+        if only and only not in case.name:
+            continue
+        v = np.asarray(points(case, dtype, n, rng), dtype=dtype)
+        yield case.name, case.pytensor, rng.permutation(np.resize(v, n))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-n", type=int, default=1_000_000, help="elements per call")
+    parser.add_argument("-k", default="", help="only functions whose name contains this")
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    peers = {"MLIR": "MLIR", "NUMBA": "NUMBA", "numpy": Mode(linker="py", optimizer="fast_run")}
+    if HAVE_JAX:
+        peers["JAX"] = "JAX"
+    rng = np.random.default_rng(0)
+    table = []
+    for dtype in ("float64", "float32"):
+        for name, graph, values in inputs_for(dtype, args.n, rng, args.k):
+            x = pt.vector("x", dtype=dtype)
+            out = graph(x)
+            calls = {}
+            for peer, mode in peers.items():
+                f = pytensor.function([x], out, mode=mode)
+                calls[peer] = jax_callable(f) if peer == "JAX" else f
+            want = np.asarray(calls["numpy"](values))
+            for peer, call in calls.items():
+                got = np.asarray(call(values))
+                np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-30, equal_nan=True, err_msg=f"{peer} {name} {dtype}")
+            times = time_round_robin({p: (lambda c=c: c(values)) for p, c in calls.items()}, 0.05, args.repeats)
+            row = [f"{name} {dtype}", *(fmt_time(times[p]) for p in peers)]
+            row += [fmt_ratio(times["MLIR"] / times["NUMBA"])]
+            row += [fmt_ratio(times["MLIR"] / times["JAX"])] if HAVE_JAX else []
+            table.append(row)
+            print(f"  {name} {dtype}: timed", flush=True)
+    header = ["function", *peers, "MLIR/NUMBA"] + (["MLIR/JAX"] if HAVE_JAX else [])
+    print(f"\n{args.n} elements per call; medians of {args.repeats} round-robin repeats\n")
+    print_table(header, table)
+
+
+if __name__ == "__main__":
+    main()
