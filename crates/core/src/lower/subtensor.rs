@@ -530,8 +530,11 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
 /// `AdvancedIncSubtensor1`: `x[idx] += y` with repeated indices accumulating in index
 /// order (numpy's `np.add.at`), or `x[idx] = y` where the last of repeated indices wins.
 /// `y` broadcasts against `(len(idx), *x.shape[1:])`; its other dims must equal those
-/// (checked before the call). Written as a reduction over the indices for each row of
-/// `x`: O(rows * len(idx)) work, simple and free of write races.
+/// (checked before the call). Both are an `iree_linalg_ext.scatter` over the indices,
+/// O(len(idx) * row) work: the increment scatters `y`'s rows with an add (repeated rows
+/// combined one after the other), the assignment scatters each index's position with a
+/// max (order-free, so safe however the scatter is parallelized) to find the last one per
+/// row, then takes that row of `y`.
 pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set: bool) -> Result<(), String> {
     let (x_var, y_var, i_var, out) = (node.inputs[0], node.inputs[1], node.inputs[2], node.outputs[0]);
     let (x_ty, y_ty, i_ty) = (cx.graph.ty(x_var).clone(), cx.graph.ty(y_var).clone(), cx.graph.ty(i_var).clone());
@@ -555,64 +558,74 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
     }
     let n = b.tensor_dim(&x, 0);
     check_indices(cx, b, &idx, i_ty.dtype, &n, what);
-    // y's axis a is region axis lead + a: the index axis (iteration dim `rank`, the
-    // reduction) if that is 0, else a dim of x.
-    let y_map = |index_dim: usize| AffineMap {
-        dims: rank + 1,
-        results: (0..y_ty.ndim())
-            .map(|a| {
-                if y_ty.broadcastable(a) {
-                    AffineExpr::Constant(0)
-                } else if lead + a == 0 {
-                    AffineExpr::Dim(index_dim)
-                } else {
-                    AffineExpr::Dim(lead + a)
-                }
-            })
-            .collect(),
-    };
+    // Where x has no rows every index is out of bounds (the check raises after the call)
+    // and none may reach the scatter: then it scatters nothing. Otherwise the indices
+    // out of bounds are sent to row 0, so nothing is ever written out of bounds.
+    let zero = b.constant_index(0);
+    let count = b.tensor_dim(&idx, 0);
+    let no_rows = b.cmpi(CmpI::Eq, &n, &zero);
+    let m = b.select(&no_rows, &zero, &count);
+    let idx = b.tensor_extract_slice(&idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
     let (xd, yd, id) = (x_ty.dtype, y_ty.dtype, i_ty.dtype);
-    let r = if !set {
-        // (rows, x.shape[1:], indices): out[j, ..] = x[j, ..] + sum of y rows whose
-        // index is j, accumulated into a copy of x.
-        let maps = [
-            AffineMap { dims: rank + 1, results: vec![AffineExpr::Dim(rank)] },
-            y_map(rank),
-            AffineMap { dims: rank + 1, results: (0..rank).map(AffineExpr::Dim).collect() },
-        ];
-        let mut its = vec![IteratorType::Parallel; rank];
-        its.push(IteratorType::Reduction);
-        let n2 = n.clone();
-        b.linalg_generic(&[idx, y], &[x], &maps, &its, |body, args| {
-            let (w, _) = wrap(body, &args[0], id, &n2);
-            let j = body.linalg_index(0);
-            let hit = body.cmpi(CmpI::Eq, &w, &j);
-            let e = convert_element(body, &args[1], yd, xd);
-            let sum = add_element(body, &args[2], &e, xd);
-            Ok::<_, String>(vec![body.select(&hit, &sum, &args[2])])
-        })?
-        .remove(0)
-    } else {
-        // The last position of each row among the indices (-1: none), then each row of
-        // the result from y's row there or from x.
-        let rows = if x_ty.shape[0].is_none() { vec![n.clone()] } else { vec![] };
-        let w_ty = TensorType::new(vec![x_ty.shape[0]], ScalarType::I64);
-        let empty = b.tensor_empty(w_ty, &rows);
-        let none = b.constant_int(-1, ScalarType::I64);
-        let winners_init = b.linalg_fill(&none, &empty);
-        let maps = [AffineMap { dims: 2, results: vec![AffineExpr::Dim(1)] }, AffineMap { dims: 2, results: vec![AffineExpr::Dim(0)] }];
-        let n2 = n.clone();
-        let winners = b
-            .linalg_generic(&[idx], &[winners_init], &maps, &[IteratorType::Parallel, IteratorType::Reduction], |body, args| {
-                let (w, _) = wrap(body, &args[0], id, &n2);
-                let j = body.linalg_index(0);
-                let hit = body.cmpi(CmpI::Eq, &w, &j);
-                let i = body.linalg_index(1);
-                let i = body.index_cast(&i, ScalarType::I64);
-                let best = body.arith(Arith::MaxSI, &args[1], &i);
-                Ok::<_, String>(vec![body.select(&hit, &best, &args[1])])
+    let positions = {
+        let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
+        let maps = [AffineMap::identity(1), AffineMap::identity(1)];
+        let n = n.clone();
+        let wrapped = b
+            .linalg_generic(&[idx], &[empty], &maps, &[IteratorType::Parallel], |body, args| {
+                let (w, ok) = wrap(body, &args[0], id, &n);
+                let first = body.constant_index(0);
+                let w = body.select(&ok, &w, &first);
+                Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64)])
             })?
             .remove(0);
+        b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)])
+    };
+    let r = if !set {
+        // y broadcast to (m, x.shape[1:]) in x's element type: the scatter's updates.
+        let y = if lead == 0 && !y_ty.broadcastable(0) {
+            let offsets = vec![IndexArg::Const(0); y_ty.ndim()];
+            let mut sizes = vec![IndexArg::Dyn(m.clone())];
+            sizes.extend((1..y_ty.ndim()).map(|k| match y_ty.shape[k] {
+                Some(s) => IndexArg::Const(s as i64),
+                None => IndexArg::Dyn(b.tensor_dim(&y, k)),
+            }));
+            b.tensor_extract_slice(&y, &offsets, &sizes)
+        } else {
+            y
+        };
+        let mut sizes = vec![m.clone()];
+        sizes.extend((1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)));
+        let mut shape = vec![None];
+        shape.extend(x_ty.shape.iter().skip(1).copied());
+        let empty = b.tensor_empty(TensorType::new(shape, x.tensor().element), &sizes);
+        let y_map = AffineMap {
+            dims: rank,
+            results: (0..y_ty.ndim()).map(|a| if y_ty.broadcastable(a) { AffineExpr::Constant(0) } else { AffineExpr::Dim(lead + a) }).collect(),
+        };
+        let updates = b
+            .linalg_generic(&[y], &[empty], &[y_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
+                Ok::<_, String>(vec![convert_element(body, &args[0], yd, xd)])
+            })?
+            .remove(0);
+        b.scatter(&updates, &positions, &x, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?
+    } else {
+        // The last position of each row among the indices (-1: none) ...
+        let rows = if x_ty.shape[0].is_none() { vec![n.clone()] } else { vec![] };
+        let empty = b.tensor_empty(TensorType::new(vec![x_ty.shape[0]], ScalarType::I64), &rows);
+        let none = b.constant_int(-1, ScalarType::I64);
+        let winners_init = b.linalg_fill(&none, &empty);
+        let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
+        let order = b
+            .linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
+                let i = body.linalg_index(0);
+                Ok::<_, String>(vec![body.index_cast(&i, ScalarType::I64)])
+            })?
+            .remove(0);
+        let winners = b.scatter(&order, &positions, &winners_init, false, |body, update, current| {
+            Ok::<_, String>(body.arith(Arith::MaxSI, current, update))
+        })?;
+        // ... then each row of the result from y's row there, or from x.
         let sizes: Vec<Value> = (0..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)).collect();
         let init = b.tensor_empty(tensor_type(&x_ty), &sizes);
         let maps = [

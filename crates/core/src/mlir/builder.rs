@@ -532,6 +532,41 @@ impl Block {
             })
             .collect())
     }
+
+    /// `iree_linalg_ext.scatter`: row `i` of `indices` (an `N x depth` integer tensor)
+    /// names a position in the first `depth` dims of `original`; the slice `i` of
+    /// `updates` (`N` by `original`'s remaining dims, same element type) is combined with
+    /// the elements there by `body(update, current) -> new`. With `unique` false,
+    /// repeated positions are combined one after the other. Every index must be in
+    /// bounds: the caller guarantees it.
+    pub fn scatter<E>(
+        &mut self,
+        updates: &Value,
+        indices: &Value,
+        original: &Value,
+        unique: bool,
+        body: impl FnOnce(&mut Block, &Value, &Value) -> Result<Value, E>,
+    ) -> Result<Value, E> {
+        let element = original.tensor().element;
+        assert_eq!(updates.tensor().element, element, "scatter of another element type");
+        let depth = indices.tensor().shape[1].expect("scatter indices need a static depth") as usize;
+        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let update = Value { name: inner.fresh(), ty: element.into() };
+        let current = Value { name: inner.fresh(), ty: element.into() };
+        let new = body(&mut inner, &update, &current)?;
+        assert_eq!(new.scalar(), element, "scatter body yields the wrong element type");
+        inner.line(&format!("iree_linalg_ext.yield {} : {}", new.name, new.ty));
+        let map = (0..depth).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+        let name = self.fresh();
+        self.line(&format!(
+            "{name} = iree_linalg_ext.scatter dimension_map = [{map}] unique_indices({unique}) ins({}, {} : {}, {}) outs({} : {}) {{",
+            updates.name, indices.name, updates.ty, indices.ty, original.name, original.ty
+        ));
+        self.line(&format!("^bb0({}: {element}, {}: {element}):", update.name, current.name));
+        self.text.push_str(&inner.text);
+        self.line(&format!("}} -> {}", original.ty));
+        Ok(Value { name, ty: original.ty.clone() })
+    }
 }
 
 /// A `func.func` being written.
