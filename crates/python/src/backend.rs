@@ -1,15 +1,20 @@
-//! The process-wide IREE pieces: one compiler, one disk cache, one device per driver.
+//! The process-wide IREE pieces: one compiler, one disk cache, one open device per
+//! driver and device.
 
 use crate::errors::{compile_error, runtime_error};
 use pyo3::PyResult;
 use pytensor_mlir_iree::{Compiler, Device, DiskCache, Target};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 static COMPILER: OnceLock<Compiler> = OnceLock::new();
-/// Devices by (driver, selector), each with the compiler target it reported.
-type Devices = HashMap<(String, Option<String>), (Arc<Device>, Target)>;
+/// Open devices by (driver, selector), each with the compiler target it
+/// reported. Weak: a device closes once no compiled function uses it. That matters on
+/// lavapipe, where each open Vulkan device keeps two threads busy: IREE 3.13's queue
+/// completion threads wait with `VK_SEMAPHORE_WAIT_ANY_BIT`, which Mesa 22.3 emulates by
+/// polling the clock (measured: two threads spinning per open device, even when idle).
+type Devices = HashMap<(String, Option<String>), (Weak<Device>, Target)>;
 static DEVICES: Mutex<Option<Devices>> = Mutex::new(None);
 
 /// The compiler, loaded from `library` the first time (eerie allows one per process).
@@ -32,17 +37,34 @@ pub fn cache() -> DiskCache {
 }
 
 /// The device `selector` (an ordinal or a driver-specific path; `None` for the default)
-/// of `driver`, created once per process, and the target that compiles for it.
+/// of `driver`, and the target that compiles for it: the open one if some compiled
+/// function still uses it (whichever selector named it), else a new one.
 pub fn device(driver: &str, selector: Option<&str>) -> PyResult<(Arc<Device>, Target)> {
     let mut guard = DEVICES.lock().unwrap_or_else(|p| p.into_inner());
     let devices = guard.get_or_insert_with(HashMap::new);
+    devices.retain(|_, (device, _)| device.strong_count() > 0);
     let key = (driver.to_string(), selector.map(str::to_string));
-    if let Some(known) = devices.get(&key) {
-        return Ok(known.clone());
+    if let Some((device, target)) = devices.get(&key) {
+        if let Some(device) = device.upgrade() {
+            return Ok((device, target.clone()));
+        }
     }
-    let device = Device::new(driver, selector).map_err(runtime_error)?;
-    let target = Target::of_device(&device).map_err(runtime_error)?;
-    devices.insert(key, (device.clone(), target.clone()));
+    let new = Device::new(driver, selector).map_err(runtime_error)?;
+    // Another selector may name the same device (the default, its ordinal, its path):
+    // then the open one is shared and the new one closed.
+    let open = devices.values().find_map(|(device, target)| {
+        let device = device.upgrade()?;
+        let same = device.driver() == driver && !new.path().is_empty() && device.path() == new.path();
+        same.then(|| (device, target.clone()))
+    });
+    let (device, target) = match open {
+        Some(open) => open,
+        None => {
+            let target = Target::of_device(&new).map_err(runtime_error)?;
+            (new, target)
+        }
+    };
+    devices.insert(key, (Arc::downgrade(&device), target.clone()));
     Ok((device, target))
 }
 

@@ -84,6 +84,11 @@ impl Device {
         Ok(value)
     }
 
+    /// The device's path as its driver lists it (empty where the driver lists none).
+    pub fn path(&self) -> &str {
+        &self.info.path
+    }
+
     pub fn driver(&self) -> &str {
         &self.driver
     }
