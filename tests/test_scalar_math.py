@@ -317,6 +317,18 @@ def test_trig_special_values_exactly():
     assert not bad.any(), f"arctan2 at y={yv[bad]}, x={xv[bad]}: {g[bad]} != {w[bad]}"
 
 
+def test_trig_compiles_for_metal_and_cuda():
+    """The f32 formulation (Metal) and the widened one (CUDA) compile; no device here to
+    run them on."""
+    import pytensor_mlir
+
+    x = pt.vector("x", dtype="float32")
+    y = pt.vector("y", dtype="float32")
+    outs = [fn(x) for fn in TRIG_FUNCTIONS.values()] + [pt.arctan2(y, x)]
+    assert b"kernel void" in pytensor_mlir.compile_only([x, y], outs, "metal").vmfb
+    assert b".target sm_80" in pytensor_mlir.compile_only([x, y], outs, "cuda:sm_80").vmfb
+
+
 # ---------------------------------------------------------------------------------------
 # The float32 formulation (no f64 math): Vulkan
 
