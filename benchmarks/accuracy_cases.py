@@ -4,7 +4,8 @@ One `Case` per function: its PyTensor graph, its exact value as an mpmath functi
 valued: nan wherever the function is undefined), and its domain as pieces to sample
 points from. A family adds rows by appending to `CASES`; `points()` turns a case into
 sample points for a dtype (random points from each piece, the dtype's edge values, and
-the case's own edges).
+the case's own edges). A function of two arguments (arctan2) has `arity=2`: its points
+are an array of shape (2, n), and its edges pairs.
 """
 
 from dataclasses import dataclass, field
@@ -45,6 +46,24 @@ class Case:
     mpmath: Callable  # mpf -> mpf (nan where undefined)
     domain: tuple  # of Piece
     edges: tuple = field(default=())  # extra points for this function (poles, cut points)
+    # {dtype: B}: the accuracy goal covers |x| <= B only (the trigonometric functions'
+    # argument reduction); beyond it results need only be finite and in range.
+    bound: dict = field(default_factory=dict)
+    arity: int = 1
+
+
+def within_bound(case, dtype, values):
+    """A mask of the points (of `points()`) the accuracy goal covers: all but finite
+    arguments beyond the case's bound for `dtype`."""
+    values = np.asarray(values)
+    keep = np.ones(values.shape[-1], dtype=bool)
+    b = case.bound.get(np.dtype(dtype).name)
+    if b is not None:
+        v = values.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            beyond = np.isfinite(v) & (np.abs(v) > b)
+        keep &= ~(beyond if beyond.ndim == 1 else beyond.any(axis=0))
+    return keep
 
 
 def real(fn):
@@ -80,6 +99,47 @@ def _sigmoid(x):
     return 1 / (1 + mpmath.exp(-x))
 
 
+def _atan2(y, x):
+    # nan with nan (mpmath: atan2(inf, nan) is pi/2); C99 where both are infinite
+    # (mpmath: nan): an odd multiple of pi/4.
+    if mpmath.isnan(y) or mpmath.isnan(x):
+        return mpmath.mpf("nan")
+    if mpmath.isinf(y) and mpmath.isinf(x):
+        return mpmath.sign(y) * (mpmath.pi / 4 if x > 0 else 3 * mpmath.pi / 4)
+    return mpmath.atan2(y, x)
+
+
+def _multiples(step, near, count=4):
+    """Floats at and next to k * step for a few integers k near `near` / step (the
+    arguments closest to the zeros and poles of sin, cos, tan): in float64, and rounded
+    once more to float32 where the float64 value is below 1e6."""
+    k0 = round(near / step)
+    out = []
+    for k in range(k0 - count, k0 + 1):
+        v = float(mpmath.mpf(k) * step)
+        out += [v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf), -v]
+        if abs(v) < 1e6:
+            w = float(np.float32(v))
+            out += [w, float(np.nextafter(np.float32(w), np.float32(np.inf)))]
+    return tuple(out)
+
+
+# Trigonometric edges: multiples of pi/2 and pi/4 near 1, 1e5 and 1e15, and the
+# hardest double to reduce below 2^53 that we know of plus a few round huge numbers (past
+# the bound, which the accuracy goal leaves out).
+_TRIG_EDGES = (
+    _multiples(mpmath.pi / 2, 1e15) + _multiples(mpmath.pi / 4, 1e15) + _multiples(mpmath.pi / 2, 1e5)
+    + _multiples(mpmath.pi / 4, 1e5) + _multiples(mpmath.pi / 2, 10.0) + _multiples(mpmath.pi / 4, 3.0)
+    + (1e15, -1e15, 1e5, 1e16, 1e22, 1e300, 6381956970095103.0 * 2.0**797)
+)  # fmt: skip
+_TRIG_BOUND = {"float64": 1e15, "float32": 1e5}
+_TRIG_DOMAIN = (log(1e-320, 1e15, only="float64"), log(1e-45, 1e5, only="float32"), uniform(-10, 10),
+                uniform(-1e5, 1e5, only="float32"))  # fmt: skip
+# -0.0 is left out (mpmath has no signed zeros; the C backend tests cover it).
+_ATAN2_SPECIALS = (0.0, 1.0, -1.0, 5e-324, -5e-324, 1e-310, 1e308, -1e308, np.inf, -np.inf, np.nan, 2.0, -3.0)
+_ATAN2_EDGES = tuple((a, b) for a in _ATAN2_SPECIALS for b in _ATAN2_SPECIALS)
+
+
 HUGE = 1e308  # clamped to each dtype's largest finite value
 
 CASES = [
@@ -108,6 +168,18 @@ CASES = [
     Case("softplus", pt.softplus, real(_softplus), (log(1e-320, 800), uniform(-40, 40), uniform(-110, 20, only="float32")),
          edges=(-37.0, 18.0, 33.3, -745.0, -103.0)),
     Case("log1mexp", pt.log1mexp, real(_log1mexp), (log(1e-320, 800, -1), uniform(-3, 0)), edges=(-0.6931471805599453, -1e-300, 1.0)),
+    # The trigonometric family (crates/core/src/lower/scalar_math/trig.rs).
+    Case("sin", pt.sin, real(mpmath.sin), _TRIG_DOMAIN, edges=_TRIG_EDGES, bound=_TRIG_BOUND),
+    Case("cos", pt.cos, real(mpmath.cos), _TRIG_DOMAIN, edges=_TRIG_EDGES, bound=_TRIG_BOUND),
+    Case("tan", pt.tan, real(mpmath.tan), _TRIG_DOMAIN, edges=_TRIG_EDGES, bound=_TRIG_BOUND),
+    Case("arcsin", pt.arcsin, real(mpmath.asin), (log(1e-320, 1), log(1e-18, 1, -1, center=1.0), log(1e-18, 1, +1, center=-1.0), uniform(-1, 1)),
+         edges=(1.0, -1.0, 0.5, -0.5, 0.7071067811865476, 0.9999999999999999, 1.0000000000000002, -1.0000001, 2.0)),
+    Case("arccos", pt.arccos, real(mpmath.acos), (log(1e-320, 1), log(1e-18, 1, -1, center=1.0), log(1e-18, 1, +1, center=-1.0), uniform(-1, 1)),
+         edges=(1.0, -1.0, 0.5, -0.5, 0.7071067811865476, 0.9999999999999999, -0.9999999999999999, 1.0000000000000002, -2.0)),
+    Case("arctan", pt.arctan, real(mpmath.atan), (log(1e-320, HUGE), uniform(-4, 4)),
+         edges=(0.41421356237309503, -0.41421356237309503, 2.414213562373095, 1.0, -1.0, 1e16, 1e-8)),
+    Case("arctan2", pt.arctan2, real(_atan2), (log(1e-320, HUGE), uniform(-4, 4), log(1e-3, 1e3)),
+         edges=_ATAN2_EDGES, arity=2),
 ]  # fmt: skip
 
 BY_NAME = {c.name: c for c in CASES}
@@ -123,7 +195,17 @@ def dtype_edges(dtype):
 
 def points(case, dtype, n, rng):
     """About `n` points for `case` in `dtype`: random points from each piece of its domain,
-    then the dtype's edge values and the case's own edges."""
+    then the dtype's edge values and the case's own edges. For a case of two arguments,
+    shape (2, about n): each argument drawn so, independently, then the edge pairs."""
+    if case.arity == 2:
+        edges = np.array(case.edges, dtype=np.float64).T
+        plain = Case(case.name, case.pytensor, case.mpmath, case.domain, bound=case.bound)
+        cols = [points(plain, dtype, n, rng) for _ in range(2)]
+        # -0.0 becomes 0.0: mpmath has no signed zeros (atan2(0, -0.0) is pi in C).
+        cols = [rng.permutation(c) for c in cols]
+        with np.errstate(over="ignore", under="ignore"):
+            v = np.concatenate([np.stack(cols), edges.astype(dtype)], axis=1)
+        return np.where(v == 0, np.zeros_like(v), v)
     dtype = np.dtype(dtype)
     info = np.finfo(dtype)
     pieces = [p for p in case.domain if p.only in (None, dtype.name)]

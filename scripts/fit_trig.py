@@ -9,7 +9,10 @@ weights chosen so that the residual is the RELATIVE error of the function (what 
 Least squares on Chebyshev nodes lands close to the minimax (Remez) polynomial; the script
 prints the max relative error measured on a fine grid so the choice of degree can be checked.
 
-Usage: python scripts/fit_trig.py [--dtype float64|float32]
+The split constants of the argument reduction (pi/2 as a sum of four floats, 2/pi, pi/4, pi/2
+and pi as hi + lo) are printed by `--constants` (mpmath at 400 bits).
+
+Usage: python scripts/fit_trig.py [--dtype float64|float32] [--constants]
 """
 
 import argparse
@@ -62,10 +65,39 @@ def evaluate(name, coeffs, x):
     return x + x**3 * p
 
 
+def split(c, dtype, parts):
+    """`c` as `parts` floats of `dtype`, each the one nearest what the previous ones leave out."""
+    import numpy as np
+
+    out = []
+    with mp.workprec(400):
+        rest = mp.mpf(c)
+        for _ in range(parts):
+            v = dtype(float(rest)) if dtype is np.float64 else np.float32(float(rest))
+            out.append(float(v))
+            rest -= mp.mpf(float(v))
+    return out
+
+
+def constants():
+    import numpy as np
+
+    with mp.workprec(400):
+        table = {"PIO2": (mp.pi / 2, 4), "TWO_OVER_PI": (2 / mp.pi, 2), "PIO4": (mp.pi / 4, 2),
+                 "PI": (mp.pi, 2)}  # fmt: skip
+        for name, (c, parts) in table.items():
+            for dtype in (np.float64, np.float32):
+                print(f"{name} {np.dtype(dtype).name}: {[repr(v) for v in split(c, dtype, parts)]}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dtype", default="float64", choices=sorted(KERNELS))
+    parser.add_argument("--constants", action="store_true", help="print the split constants and stop")
     args = parser.parse_args()
+    if args.constants:
+        constants()
+        return
     for name, fn, bound, degree in KERNELS[args.dtype]:
         coeffs = fit(name, bound, degree)
         exact = getattr(mp, fn)

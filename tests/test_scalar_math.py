@@ -1,4 +1,4 @@
-"""Rounding, tests and the exp/log family of scalar ops (issue 3).
+"""Rounding, tests, the exp/log family and the trigonometric family of scalar ops (issue 3).
 
 Two kinds of tests:
 
@@ -7,7 +7,8 @@ Two kinds of tests:
   and moderate random values; one compiled function per dtype holds every op.
 - accuracy: each exp/log function against mpmath (tests/ulp.py) on random points over its
   whole domain plus edge cases (the table in benchmarks/accuracy_cases.py), max error at
-  most 4 ULP in float32 and float64.
+  most 4 ULP in float32 and float64 (trigonometric arguments up to 1e15 in float64 and
+  1e5 in float32; past that only finite and in range).
 """
 
 import os
@@ -23,7 +24,7 @@ from test_elemwise import edges, scalar_ops
 from ulp import exact, ulp_errors
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-from accuracy_cases import BY_NAME, points  # noqa: E402
+from accuracy_cases import BY_NAME, points, within_bound  # noqa: E402
 
 INTS = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 FLOATS = ["float32", "float64"]
@@ -214,6 +215,120 @@ def test_exp_log_accuracy(dtype):
     assert not report, "\n".join(report)
 
 
+TRIG = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2"]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_trig_accuracy(dtype):
+    """Every trigonometric function within 4 ULP of mpmath over its whole domain (arctan2:
+    random pairs in every quadrant, every pair of signed zeros, infinities, nan, tiny and
+    huge values); sin, cos, tan up to the bound (1e15, 1e5 in float32), and past it, up
+    to the largest float, finite and (sin, cos) within [-1, 1]."""
+    import pytensor
+
+    rng = np.random.default_rng(11)
+    cases = [BY_NAME[k] for k in TRIG]
+    args = [[pt.vector(f"{c.name}{j}", dtype=dtype) for j in range(c.arity)] for c in cases]
+    f = pytensor.function([x for a in args for x in a], [c.pytensor(*a) for c, a in zip(cases, args)], mode=MLIR)
+    vals = [points(c, dtype, 1500, rng) for c in cases]
+    with np.errstate(all="ignore"):
+        got = f(*[row for c, v in zip(cases, vals) for row in (v if c.arity > 1 else [v])])
+    report = []
+    for c, v, g in zip(cases, vals, got):
+        keep = within_bound(c, dtype, v)
+        if not keep.all():
+            past = g[~keep]
+            ok = np.isfinite(past) & ((np.abs(past) <= 1) if c.name in ("sin", "cos") else True)
+            if not ok.all():
+                report.append(f"{c.name}: {past[~ok][:3]!r} past the bound at {v[~keep][~ok][:3]!r}")
+        v, g = v[..., keep], g[keep]
+        rows = v if c.arity > 1 else [v]
+        errors = ulp_errors(g, exact(c.mpmath, *rows), dtype)
+        i = int(np.argmax(errors))
+        if errors[i] > MAX_ULP:
+            at = tuple(r[i] for r in rows)
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {at!r} (got {g[i]!r})")
+    assert not report, "\n".join(report)
+
+
+TRIG_FUNCTIONS = {"sin": pt.sin, "cos": pt.cos, "tan": pt.tan, "arcsin": pt.arcsin, "arccos": pt.arccos, "arctan": pt.arctan}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_trig_like_the_c_backend(dtype):
+    """The trigonometric functions against the C backend per input dtype (integers and
+    bools give float32 or float64, as PyTensor says), arctan2 on pairs of the dtype's edge
+    values and on mixed dtypes; arguments of sin, cos, tan within the accuracy bound."""
+    import pytensor
+
+    rng = np.random.default_rng(3 + DTYPES.index(dtype))
+    xv = values(dtype, rng)
+    if dtype in ("int64", "uint64"):
+        xv = xv[np.abs(xv.astype(np.float64)) <= 1e15]
+    if dtype in FLOATS:
+        xv = xv[~(np.isfinite(xv) & (np.abs(xv) > 1e15))]
+        xv = np.concatenate([xv, np.array([1e5, -1e5, 1e15, 12345.678, 1 - 1e-7, -(1 - 1e-7)], dtype=dtype)])
+    x = pt.vector("x", dtype=dtype)
+    y = pt.vector("y", dtype=dtype)
+    z = pt.vector("z", dtype="float32")
+    yv = rng.permutation(xv)
+    zv = rng.standard_normal(len(xv)).astype("float32")
+    names = [*TRIG_FUNCTIONS, "arctan2", "arctan2_mixed"]
+    outs = [fn(x) for fn in TRIG_FUNCTIONS.values()] + [pt.arctan2(y, x), pt.arctan2(x, z)]
+    f, ref = compile_both([x, y, z], outs)
+    with np.errstate(all="ignore"):
+        got, want = f(xv, yv, zv), ref(xv, yv, zv)
+    failures = []
+    for name, g, w in zip(names, got, want):
+        try:
+            # Both within an ULP or two of the exact value (C's libm, ours): 2 ULP apart.
+            assert_same(g, w, rtol=3e-7 if g.dtype == np.float32 else 5e-16, atol=1e-300, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)
+    assert {"Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2"} <= scalar_ops(f)
+
+
+def test_trig_special_values_exactly():
+    """Signed zeros, infinities, nan and subnormals (and for arcsin, arccos, arctan the
+    ends of their domains and just past them), bit for bit against the C backend; arctan2
+    on every pair of signed zeros, infinities, nan and finite values of both signs (every
+    quadrant and axis)."""
+    x = pt.vector("x", dtype="float64")
+    names = list(TRIG_FUNCTIONS)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324]
+    ends = [1.0, -1.0, 1.0000000000000002, -1.0000000000000002, 2.0, -1e300]
+    f, ref = compile_both([x], [TRIG_FUNCTIONS[k](x) for k in names])
+    for v in (np.array(special), np.array(special + ends)):
+        with np.errstate(all="ignore"):
+            got, want = f(v), ref(v)
+        for name, g, w in zip(names, got, want):
+            if len(v) > len(special) and name in ("sin", "cos", "tan"):
+                continue  # sin(1) and the like: rounded, not special (the accuracy tests)
+            np.testing.assert_array_equal(np.signbit(g[~np.isnan(w)]), np.signbit(w[~np.isnan(w)]), err_msg=name)
+            np.testing.assert_array_equal(g, w, err_msg=f"{name} at {v}")
+    pairs = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.0, -1.0, 1e308, -1e308]
+    yv, xv = (np.array(a) for a in zip(*[(a, b) for a in pairs for b in pairs]))
+    y = pt.vector("y", dtype="float64")
+    f, ref = compile_both([y, x], pt.arctan2(y, x))
+    with np.errstate(all="ignore"):
+        g, w = f(yv, xv), ref(yv, xv)
+    bad = ~((g == w) | (np.isnan(g) & np.isnan(w))) | (np.signbit(g) != np.signbit(w)) & ~np.isnan(w)
+    assert not bad.any(), f"arctan2 at y={yv[bad]}, x={xv[bad]}: {g[bad]} != {w[bad]}"
+
+
+def test_trig_compiles_for_metal_and_cuda():
+    """The f32 formulation (Metal) and the widened one (CUDA) compile; no device here to
+    run them on."""
+    import pytensor_mlir
+
+    x = pt.vector("x", dtype="float32")
+    y = pt.vector("y", dtype="float32")
+    outs = [fn(x) for fn in TRIG_FUNCTIONS.values()] + [pt.arctan2(y, x)]
+    assert b"kernel void" in pytensor_mlir.compile_only([x, y], outs, "metal").vmfb
+    assert b".target sm_80" in pytensor_mlir.compile_only([x, y], outs, "cuda:sm_80").vmfb
+
+
 # ---------------------------------------------------------------------------------------
 # The float32 formulation (no f64 math): Vulkan
 
@@ -227,7 +342,7 @@ VULKAN_DEVICES, WHY_NO_VULKAN = vulkan_devices()
 )
 def test_float32_formulation_on_vulkan():
     """On Vulkan f32 math stays f32 (the f32 versions of exp_log.rs, on the device's exp
-    and log): results within 1e-4 relative of the CPU mode's on values whose results are
+    and log, and of trig.rs, on the device's fma, division and sqrt): results within 1e-4 relative of the CPU mode's on values whose results are
     normal numbers (lavapipe's exp is documented within 68 ULP, and it flushes subnormal
     results). Four ops per function: lavapipe takes 128 bytes of push constants a dispatch."""
     import pytensor
@@ -239,10 +354,13 @@ def test_float32_formulation_on_vulkan():
         sign=pt.sign,
         isnan=ptm.isnan_,
         isinf=ptm.isinf_,
+        **TRIG_FUNCTIONS,
+        arctan2=lambda x: pt.arctan2(x, 0.75 - x),
     )
     rng = np.random.default_rng(5)
     v = np.concatenate(
-        [[0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30],
+        [[0.0, -0.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30,
+          3.1415927, 1.5707964, -4.712389, 1e4, 98765.43, -54321.5, 0.99999994, -0.7],
          rng.standard_normal(40) * 10.0 ** rng.uniform(-5, 1.3, 40)]
     ).astype("float32")  # fmt: skip
     x = pt.vector("x", dtype="float32")

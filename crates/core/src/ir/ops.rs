@@ -165,6 +165,15 @@ pub enum ScalarOp {
     Softplus,
     Log1mexp,
     // End of issue 3's exp/log block.
+    // Issue 3: trig (lower/scalar_math/trig.rs).
+    Sin,
+    Cos,
+    Tan,
+    ArcSin,
+    ArcCos,
+    ArcTan,
+    ArcTan2,
+    // End of issue 3's trig block.
     Composite(Box<ScalarGraph>),
 }
 
@@ -230,6 +239,15 @@ impl ScalarOp {
             "Softplus" => Softplus,
             "Log1mexp" => Log1mexp,
             // End of issue 3's exp/log block.
+            // Issue 3: trig.
+            "Sin" => Sin,
+            "Cos" => Cos,
+            "Tan" => Tan,
+            "ArcSin" => ArcSin,
+            "ArcCos" => ArcCos,
+            "ArcTan" => ArcTan,
+            "ArcTan2" => ArcTan2,
+            // End of issue 3's trig block.
             _ => return None,
         })
     }

@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::exp_log;
+use super::scalar_math::{exp_log, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -222,6 +222,15 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Softplus => own_math(b, &ins[0], out, exp_log::softplus)?,
         ScalarOp::Log1mexp => own_math(b, &ins[0], out, exp_log::log1mexp)?,
         // End of issue 3's exp/log block.
+        // Issue 3: trig (math in scalar_math/trig.rs).
+        ScalarOp::Sin => own_math(b, &ins[0], out, trig::sin)?,
+        ScalarOp::Cos => own_math(b, &ins[0], out, trig::cos)?,
+        ScalarOp::Tan => own_math(b, &ins[0], out, trig::tan)?,
+        ScalarOp::ArcSin => own_math(b, &ins[0], out, trig::asin)?,
+        ScalarOp::ArcCos => own_math(b, &ins[0], out, trig::acos)?,
+        ScalarOp::ArcTan => own_math(b, &ins[0], out, trig::atan)?,
+        ScalarOp::ArcTan2 => own_math2(b, &ins[0], &ins[1], out, trig::atan2)?,
+        // End of issue 3's trig block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
     Ok(vec![Scalar { value: v, dtype: out }])
@@ -978,20 +987,40 @@ fn scale_by_double(b: &mut Block, x: &Scalar, out: DType, c: f64) -> Result<Valu
 /// (llvm-cpu, CUDA): nearly correctly rounded. Elsewhere (Vulkan, Metal) the f32 version
 /// runs on the device's f32 exp and log. float16 goes through the wider of the two.
 fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
+    let (args, ty, work) = own_math_args(b, &[x], out)?;
+    let r = f(b, &args[0]);
+    Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// `own_math` for a function of two arguments (atan2), both converted to the output dtype.
+fn own_math2(b: &mut Block, x: &Scalar, y: &Scalar, out: DType, f: fn(&mut Block, &Value, &Value) -> Value) -> Result<Value, String> {
+    let (args, ty, work) = own_math_args(b, &[x, y], out)?;
+    let r = f(b, &args[0], &args[1]);
+    Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// The arguments of an `own_math` function at the type it works in: (arguments, the
+/// output's type, the working type).
+fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value>, ScalarType, ScalarType), String> {
     if !out.is_float() {
         return Err(format!("float function to {out}"));
     }
-    let x = convert(b, x, out).value;
-    let ty = x.scalar();
+    let ty = scalar_type(out);
     let work = match ty {
         ScalarType::F64 => ScalarType::F64,
         _ if widen_f32() => ScalarType::F64,
         _ => ScalarType::F32,
     };
-    if work == ty {
-        return Ok(f(b, &x));
-    }
-    let wide = b.cast(Cast::ExtF, &x, work);
-    let r = f(b, &wide);
-    Ok(b.cast(Cast::TruncF, &r, ty))
+    let args = xs
+        .iter()
+        .map(|x| {
+            let x = convert(b, x, out).value;
+            if work == ty {
+                x
+            } else {
+                b.cast(Cast::ExtF, &x, work)
+            }
+        })
+        .collect();
+    Ok((args, ty, work))
 }

@@ -16,10 +16,8 @@
 //! 68 ULP, so nothing built on it is better there). Split constants (hi + lo) come from
 //! `scripts/exp_log_constants.py` (mpmath at 200 bits).
 
+use super::{PerType, F};
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
-
-/// A constant per float type: (f64 value, f32 value).
-type PerType = (f64, f64);
 
 const LN2_HI: PerType = (std::f64::consts::LN_2, std::f32::consts::LN_2 as f64);
 const LN2_LO: PerType = (2.3190468138462996e-17, -1.9046542121259336e-09);
@@ -32,112 +30,6 @@ const INV_LN10_LO: PerType = (1.098319650216765e-17, -1.0103049952192578e-08);
 #[allow(clippy::approx_constant)] // cut short on purpose
 const LOG10_2_HI: PerType = (0.30102999566395283, 0.301025390625);
 const LOG10_2_LO: PerType = (2.8363394551044964e-14, 4.605039066518657e-06);
-
-/// Scalar code on one float type, with short names for the ops these formulas use.
-struct F<'a> {
-    b: &'a mut Block,
-    ty: ScalarType,
-}
-
-impl<'a> F<'a> {
-    fn new(b: &'a mut Block, x: &Value) -> F<'a> {
-        let ty = x.scalar();
-        assert!(matches!(ty, ScalarType::F32 | ScalarType::F64), "exp_log on {ty}");
-        F { b, ty }
-    }
-    fn f64(&self) -> bool {
-        self.ty == ScalarType::F64
-    }
-    /// A constant whose value is the same number in both types (or rounds acceptably).
-    fn c(&mut self, v: f64) -> Value {
-        self.b.constant_f64(v, self.ty)
-    }
-    /// A constant with a value per type.
-    fn k(&mut self, v: PerType) -> Value {
-        let v = if self.f64() { v.0 } else { v.1 };
-        self.b.constant_f64(v, self.ty)
-    }
-    /// A threshold per type.
-    fn t(&mut self, f64_value: f64, f32_value: f64) -> Value {
-        self.k((f64_value, f32_value))
-    }
-    fn add(&mut self, a: &Value, c: &Value) -> Value {
-        self.b.arith(Arith::AddF, a, c)
-    }
-    fn sub(&mut self, a: &Value, c: &Value) -> Value {
-        self.b.arith(Arith::SubF, a, c)
-    }
-    fn mul(&mut self, a: &Value, c: &Value) -> Value {
-        self.b.arith(Arith::MulF, a, c)
-    }
-    fn div(&mut self, a: &Value, c: &Value) -> Value {
-        self.b.arith(Arith::DivF, a, c)
-    }
-    fn neg(&mut self, a: &Value) -> Value {
-        self.b.negf(a)
-    }
-    fn fma(&mut self, a: &Value, c: &Value, d: &Value) -> Value {
-        self.b.fma(a, c, d)
-    }
-    fn abs(&mut self, a: &Value) -> Value {
-        self.b.math(MathUnary::AbsF, a)
-    }
-    fn exp(&mut self, a: &Value) -> Value {
-        self.b.math(MathUnary::Exp, a)
-    }
-    fn log(&mut self, a: &Value) -> Value {
-        self.b.math(MathUnary::Log, a)
-    }
-    fn sqrt(&mut self, a: &Value) -> Value {
-        self.b.math(MathUnary::Sqrt, a)
-    }
-    fn copysign(&mut self, a: &Value, sign: &Value) -> Value {
-        self.b.copysign(a, sign)
-    }
-    fn cmp(&mut self, p: CmpF, a: &Value, c: &Value) -> Value {
-        self.b.cmpf(p, a, c)
-    }
-    fn sel(&mut self, cond: &Value, a: &Value, c: &Value) -> Value {
-        self.b.select(cond, a, c)
-    }
-    /// `r`, or `x` itself where `x` is nan (for formulas whose range tests are false on nan
-    /// and would otherwise pick a finite branch).
-    fn keep_nan(&mut self, x: &Value, r: &Value) -> Value {
-        let nan = self.cmp(CmpF::Uno, x, x);
-        self.sel(&nan, x, r)
-    }
-    /// `a * c` for a split constant c = hi + lo, to about twice the working precision, as
-    /// (high part, low part).
-    fn mul_split(&mut self, a: &Value, hi: PerType, lo: PerType) -> (Value, Value) {
-        let hi = self.k(hi);
-        let lo = self.k(lo);
-        let p = self.mul(a, &hi);
-        let minus_p = self.neg(&p);
-        let err = self.fma(a, &hi, &minus_p);
-        let low = self.fma(a, &lo, &err);
-        (p, low)
-    }
-    /// `v * 2^k` for an integer-valued float `k` (|k| within twice the exponent range):
-    /// two exact factors 2^(k/2) and 2^(k - k/2), each a normal number, so the product
-    /// rounds once and only where it overflows or is subnormal.
-    fn ldexp(&mut self, v: &Value, k: &Value) -> Value {
-        let (ity, fraction_bits, bias) = if self.f64() { (ScalarType::I64, 52, 1023) } else { (ScalarType::I32, 23, 127) };
-        let ki = self.b.cast(Cast::FPToSI, k, ity);
-        let two = self.b.constant_int(2, ity);
-        let k1 = self.b.arith(Arith::DivSI, &ki, &two);
-        let k2 = self.b.arith(Arith::SubI, &ki, &k1);
-        let bias = self.b.constant_int(bias, ity);
-        let width = self.b.constant_int(fraction_bits, ity);
-        let mut r = v.clone();
-        for part in [k1, k2] {
-            let biased = self.b.arith(Arith::AddI, &part, &bias);
-            let bits = self.b.shli(&biased, &width);
-            let p = self.b.cast(Cast::Bitcast, &bits, self.ty);
-            r = self.mul(&r, &p);
-        }
-        r
-    }
-}
 
 /// log(u), relative to itself also for u near 1. In f64 that is IREE's `math.log` (0.5 ULP
 /// measured, near 1 too). In f32 (the Vulkan and Metal path) the device's log may be

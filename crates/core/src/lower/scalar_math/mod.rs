@@ -5,3 +5,185 @@
 
 pub mod exp_log;
 pub mod trig;
+
+use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
+
+/// A constant per float type: (f64 value, f32 value).
+pub type PerType = (f64, f64);
+
+/// Scalar code on one float type, with short names for the ops these formulas use.
+pub struct F<'a> {
+    pub b: &'a mut Block,
+    pub ty: ScalarType,
+}
+
+impl<'a> F<'a> {
+    pub fn new(b: &'a mut Block, x: &Value) -> F<'a> {
+        let ty = x.scalar();
+        assert!(matches!(ty, ScalarType::F32 | ScalarType::F64), "scalar math on {ty}");
+        F { b, ty }
+    }
+    pub fn f64(&self) -> bool {
+        self.ty == ScalarType::F64
+    }
+    /// A constant whose value is the same number in both types (or rounds acceptably).
+    pub fn c(&mut self, v: f64) -> Value {
+        self.b.constant_f64(v, self.ty)
+    }
+    /// A constant with a value per type.
+    pub fn k(&mut self, v: PerType) -> Value {
+        let v = if self.f64() { v.0 } else { v.1 };
+        self.b.constant_f64(v, self.ty)
+    }
+    /// A threshold per type.
+    pub fn t(&mut self, f64_value: f64, f32_value: f64) -> Value {
+        self.k((f64_value, f32_value))
+    }
+    pub fn add(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::AddF, a, c)
+    }
+    pub fn sub(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::SubF, a, c)
+    }
+    pub fn mul(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::MulF, a, c)
+    }
+    pub fn div(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::DivF, a, c)
+    }
+    pub fn neg(&mut self, a: &Value) -> Value {
+        self.b.negf(a)
+    }
+    pub fn fma(&mut self, a: &Value, c: &Value, d: &Value) -> Value {
+        self.b.fma(a, c, d)
+    }
+    pub fn abs(&mut self, a: &Value) -> Value {
+        self.b.math(MathUnary::AbsF, a)
+    }
+    pub fn exp(&mut self, a: &Value) -> Value {
+        self.b.math(MathUnary::Exp, a)
+    }
+    pub fn log(&mut self, a: &Value) -> Value {
+        self.b.math(MathUnary::Log, a)
+    }
+    pub fn sqrt(&mut self, a: &Value) -> Value {
+        self.b.math(MathUnary::Sqrt, a)
+    }
+    pub fn copysign(&mut self, a: &Value, sign: &Value) -> Value {
+        self.b.copysign(a, sign)
+    }
+    pub fn cmp(&mut self, p: CmpF, a: &Value, c: &Value) -> Value {
+        self.b.cmpf(p, a, c)
+    }
+    pub fn sel(&mut self, cond: &Value, a: &Value, c: &Value) -> Value {
+        self.b.select(cond, a, c)
+    }
+    /// `r`, or `x` itself where `x` is nan (for formulas whose range tests are false on nan
+    /// and would otherwise pick a finite branch).
+    pub fn keep_nan(&mut self, x: &Value, r: &Value) -> Value {
+        let nan = self.cmp(CmpF::Uno, x, x);
+        self.sel(&nan, x, r)
+    }
+    /// `a * c` for a split constant c = hi + lo, to about twice the working precision, as
+    /// (high part, low part).
+    pub fn mul_split(&mut self, a: &Value, hi: PerType, lo: PerType) -> (Value, Value) {
+        let hi = self.k(hi);
+        let lo = self.k(lo);
+        let p = self.mul(a, &hi);
+        let minus_p = self.neg(&p);
+        let err = self.fma(a, &hi, &minus_p);
+        let low = self.fma(a, &lo, &err);
+        (p, low)
+    }
+    /// `v * 2^k` for an integer-valued float `k` (|k| within twice the exponent range):
+    /// two exact factors 2^(k/2) and 2^(k - k/2), each a normal number, so the product
+    /// rounds once and only where it overflows or is subnormal.
+    pub fn ldexp(&mut self, v: &Value, k: &Value) -> Value {
+        let (ity, fraction_bits, bias) = if self.f64() { (ScalarType::I64, 52, 1023) } else { (ScalarType::I32, 23, 127) };
+        let ki = self.b.cast(Cast::FPToSI, k, ity);
+        let two = self.b.constant_int(2, ity);
+        let k1 = self.b.arith(Arith::DivSI, &ki, &two);
+        let k2 = self.b.arith(Arith::SubI, &ki, &k1);
+        let bias = self.b.constant_int(bias, ity);
+        let width = self.b.constant_int(fraction_bits, ity);
+        let mut r = v.clone();
+        for part in [k1, k2] {
+            let biased = self.b.arith(Arith::AddI, &part, &bias);
+            let bits = self.b.shli(&biased, &width);
+            let p = self.b.cast(Cast::Bitcast, &bits, self.ty);
+            r = self.mul(&r, &p);
+        }
+        r
+    }
+    pub fn floor(&mut self, a: &Value) -> Value {
+        self.b.math(MathUnary::Floor, a)
+    }
+    /// The nearest integer to `a` (halves up), as a float.
+    pub fn round(&mut self, a: &Value) -> Value {
+        let half = self.c(0.5);
+        let s = self.add(a, &half);
+        self.floor(&s)
+    }
+    /// Knuth's TwoSum: (s, e) with s = a + c rounded and s + e = a + c exactly.
+    pub fn two_sum(&mut self, a: &Value, c: &Value) -> (Value, Value) {
+        let s = self.add(a, c);
+        let cc = self.sub(&s, a);
+        let aa = self.sub(&s, &cc);
+        let ea = self.sub(a, &aa);
+        let ec = self.sub(c, &cc);
+        let e = self.add(&ea, &ec);
+        (s, e)
+    }
+    /// Dekker's Fast2Sum, for |a| >= |c| (or a == 0): (s, e) with s + e = a + c exactly.
+    pub fn fast_two_sum(&mut self, a: &Value, c: &Value) -> (Value, Value) {
+        let s = self.add(a, c);
+        let cc = self.sub(&s, a);
+        let e = self.sub(c, &cc);
+        (s, e)
+    }
+    /// (p, e) with p = a * c rounded and p + e = a * c exactly, barring underflow (and,
+    /// in f32, overflow past 1e34). f64 uses one FMA (llvm-cpu's is always fused). f32 is
+    /// what Vulkan and Metal run, whose SPIR-V `Fma` need not be fused (lavapipe's is
+    /// not: the f32 reduction lost its exactness), so there it is Dekker's product:
+    /// Veltkamp's split of each factor into 12-bit halves, whose partial products are
+    /// exact, using only rounded `*`, `+`, `-`.
+    pub fn two_prod(&mut self, a: &Value, c: &Value) -> (Value, Value) {
+        let p = self.mul(a, c);
+        if self.f64() {
+            let minus_p = self.neg(&p);
+            let e = self.fma(a, c, &minus_p);
+            return (p, e);
+        }
+        let (ah, al) = self.split(a);
+        let (ch, cl) = self.split(c);
+        let hh = self.mul(&ah, &ch);
+        let e = self.sub(&hh, &p);
+        let hl = self.mul(&ah, &cl);
+        let e = self.add(&e, &hl);
+        let lh = self.mul(&al, &ch);
+        let e = self.add(&e, &lh);
+        let ll = self.mul(&al, &cl);
+        let e = self.add(&e, &ll);
+        (p, e)
+    }
+    /// Veltkamp's split of an f32 into a high half of 12 bits and the rest.
+    fn split(&mut self, a: &Value) -> (Value, Value) {
+        let k = self.c(4097.0);
+        let g = self.mul(&k, a);
+        let d = self.sub(&g, a);
+        let h = self.sub(&g, &d);
+        let l = self.sub(a, &h);
+        (h, l)
+    }
+    /// The polynomial c[0] + c[1] t + ... by Horner's rule, with the coefficients of
+    /// this type (`c64` or `c32`).
+    pub fn poly(&mut self, t: &Value, c64: &[f64], c32: &[f64]) -> Value {
+        let c = if self.f64() { c64 } else { c32 };
+        let mut p = self.c(c[c.len() - 1]);
+        for &k in c[..c.len() - 1].iter().rev() {
+            let k = self.c(k);
+            p = self.fma(&p, t, &k);
+        }
+        p
+    }
+}
