@@ -248,6 +248,21 @@ def test_dot_float32(shapes):
     vcheck([a, b], pt.dot(a, b), [rng.normal(size=s).astype(F32) for s in shapes], rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("set_instead_of_inc", [False, True], ids=["inc", "set"])
+def test_gather_and_scatter_with_repeated_indices(set_instead_of_inc):
+    # The scatter (iree_linalg_ext.scatter) combines repeated rows; on a GPU in any order,
+    # so float32 sums may differ from C's in the last bits.
+    x, y = pt.matrix("x", dtype=F32), pt.matrix("y", dtype=F32)
+    i = pt.vector("i", dtype="int32")
+    region = pt.set_subtensor(x[i], y) if set_instead_of_inc else pt.inc_subtensor(x[i], y)
+    rng = np.random.default_rng(7)
+    xv, yv = rng.normal(size=(5, 3)).astype(F32), rng.normal(size=(7, 3)).astype(F32)
+    iv = np.array([0, 4, 4, -1, 2, 0, 4], dtype="int32")
+    vcheck([x, i, y], [region, x[i]], [xv, iv, yv], rtol=1e-5, atol=1e-6)
+    f, ref = compile_both([x, i, y], region, mode=VULKAN)
+    raises_like(f, ref, [xv, np.array([1, 5], dtype="int32"), yv[:2]])
+
+
 def test_several_and_odd_outputs():
     x = vec("x")
     y = vec("y")

@@ -54,7 +54,10 @@ fn check_dtypes(lowered: &Lowered, target: &Target, device: &str) -> PyResult<()
 /// f64 only where f64 `exp`/`log` compile (SPIR-V's GLSL functions take 16/32-bit floats
 /// only, even on devices with shaderFloat64).
 fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
-    let scalar = ScalarTarget { float64_math: matches!(target, Target::LlvmCpu { .. } | Target::Cuda { .. }) };
+    let scalar = ScalarTarget {
+        float64_math: matches!(target, Target::LlvmCpu { .. } | Target::Cuda { .. }),
+        scatter: matches!(target, Target::LlvmCpu { .. }),
+    };
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
 }
 
@@ -98,7 +101,7 @@ pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_l
     check_dtypes(&lowered, &target, &description)?;
     let compiler = backend::compiler(Path::new(compiler_library))?;
     let (vmfb, _, flags) = compile(py, &lowered, &target, compiler)?;
-    let module = Module::load_as(execution_model(&lowered, &target), device, vmfb).map_err(runtime_error)?;
+    let module = Module::load_as(execution_model(&lowered, &target), device, vmfb).map_err(runtime_error)?.with_private_inputs(lowered.writes_inputs);
     let function = module.function(ENTRY).map_err(runtime_error)?;
     let input_descrs = lowered.inputs.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;
     let result_descrs = lowered.results.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;

@@ -65,6 +65,10 @@ pub struct Lowered {
     /// tensors (their constant pool is never initialized: the call fails with "source_buffer
     /// is null"), so these graphs are compiled for the full HAL instead.
     pub constant_tensors: bool,
+    /// Whether an operation's destination may be an input's buffer (a scatter onto an
+    /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
+    /// the runtime must pass these inputs as private copies.
+    pub writes_inputs: bool,
 }
 
 /// The state of one lowering: MLIR values and symbolic dims of the variables so far.
@@ -82,6 +86,8 @@ pub struct Context<'g> {
     int_values: Vec<Option<Vec<IntValue>>>,
     /// Why the node being lowered relies on a dim no check before the call can know.
     refusal: Option<String>,
+    /// See [`Lowered::writes_inputs`].
+    writes_inputs: bool,
 }
 
 /// An element of an integer tensor as known while lowering.
@@ -100,6 +106,13 @@ pub fn tensor_type(t: &TensorType) -> mlir::TensorType {
 }
 
 impl<'g> Context<'g> {
+    /// Notes that an operation's destination is `value`, which may be (a view of) an
+    /// input's buffer: see [`Lowered::writes_inputs`].
+    pub fn destination(&mut self, value: &Value) -> Value {
+        self.writes_inputs = true;
+        value.clone()
+    }
+
     /// The MLIR value of `v`, writing a constant's value where it is first used.
     pub fn value(&mut self, b: &mut Block, v: VarId) -> Result<Value, String> {
         if let Some(value) = &self.values[v] {
@@ -283,6 +296,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dim_exprs: Vec::new(),
         int_values: vec![None; n],
         refusal: None,
+        writes_inputs: false,
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
         let dims = graph
@@ -337,6 +351,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dim_exprs: cx.dim_exprs,
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
+        writes_inputs: cx.writes_inputs,
     })
 }
 

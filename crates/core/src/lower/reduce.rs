@@ -364,7 +364,7 @@ mod tests {
               "inputs": [0], "outputs": [1],
               "nodes": [{{"op": {{"type": "{op}", "props": {props}}}, "inputs": [0], "outputs": [1]}}]}}"#
         );
-        crate::compile_export(&json, crate::ScalarTarget { float64_math: true })
+        crate::compile_export(&json, crate::ScalarTarget::CPU)
     }
 
     #[test]

@@ -44,13 +44,23 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// targets (Vulkan, Metal) get IREE's f32 versions instead. A thread-local
 /// rather than a parameter because every rule that builds a `linalg.generic` would have to
 /// carry it to the scalar code, for one bit.
+///
+/// `scatter`: the target compiles `iree_linalg_ext.scatter` on dynamic shapes (llvm-cpu;
+/// IREE 3.13's SPIR-V codegen fails on it, asking for 2^56 bytes of workgroup memory), so
+/// scatter-adds use it instead of a reduction over every (row, index) pair.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScalarTarget {
     pub float64_math: bool,
+    pub scatter: bool,
+}
+
+impl ScalarTarget {
+    /// llvm-cpu's: everything.
+    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true };
 }
 
 thread_local! {
-    static TARGET: std::cell::Cell<ScalarTarget> = const { std::cell::Cell::new(ScalarTarget { float64_math: true }) };
+    static TARGET: std::cell::Cell<ScalarTarget> = const { std::cell::Cell::new(ScalarTarget::CPU) };
 }
 
 /// Runs `f` (a lowering) with `target` in force; the previous one is restored after.
@@ -63,6 +73,11 @@ pub fn with_target<R>(target: ScalarTarget, f: impl FnOnce() -> R) -> R {
 
 fn widen_f32() -> bool {
     TARGET.with(|t| t.get().float64_math)
+}
+
+/// Whether the target compiles `iree_linalg_ext.scatter` (see [`ScalarTarget`]).
+pub fn has_scatter() -> bool {
+    TARGET.with(|t| t.get().scatter)
 }
 
 /// Run-time errors a scalar op can raise, as `i1` flags "this element failed".

@@ -530,11 +530,12 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
 /// `AdvancedIncSubtensor1`: `x[idx] += y` with repeated indices accumulating in index
 /// order (numpy's `np.add.at`), or `x[idx] = y` where the last of repeated indices wins.
 /// `y` broadcasts against `(len(idx), *x.shape[1:])`; its other dims must equal those
-/// (checked before the call). Both are an `iree_linalg_ext.scatter` over the indices,
-/// O(len(idx) * row) work: the increment scatters `y`'s rows with an add (repeated rows
-/// combined one after the other), the assignment scatters each index's position with a
-/// max (order-free, so safe however the scatter is parallelized) to find the last one per
-/// row, then takes that row of `y`.
+/// (checked before the call). Where the target has `iree_linalg_ext.scatter` (the CPU)
+/// both are scatters over the indices, O(len(idx) * row) work: the increment scatters
+/// `y`'s rows with an add (repeated rows combined one after the other), the assignment
+/// scatters each index's position with a max (order-free) to find the last one per row,
+/// then takes that row of `y`. Elsewhere (GPUs) both are reductions over the indices for
+/// each row of `x`: O(rows * len(idx)), simple and free of write races.
 pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set: bool) -> Result<(), String> {
     let (x_var, y_var, i_var, out) = (node.inputs[0], node.inputs[1], node.inputs[2], node.outputs[0]);
     let (x_ty, y_ty, i_ty) = (cx.graph.ty(x_var).clone(), cx.graph.ty(y_var).clone(), cx.graph.ty(i_var).clone());
@@ -545,9 +546,8 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
     let x = cx.value(b, x_var)?;
     let y = cx.value(b, y_var)?;
     let idx = cx.value(b, i_var)?;
-    let rank = x_ty.ndim();
-    let lead = rank - y_ty.ndim();
     // The region's dims: (len(idx), x.shape[1:]); y's trailing dims must match them.
+    let lead = x_ty.ndim() - y_ty.ndim();
     let mut region = vec![cx.dims(i_var)[0]];
     region.extend(cx.dims(x_var).into_iter().skip(1));
     let y_dims = cx.dims(y_var);
@@ -558,19 +558,57 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
     }
     let n = b.tensor_dim(&x, 0);
     check_indices(cx, b, &idx, i_ty.dtype, &n, what);
-    // Where x has no rows every index is out of bounds (the check raises after the call)
-    // and none may reach the scatter: then it scatters nothing. Otherwise the indices
-    // out of bounds are sent to row 0, so nothing is ever written out of bounds.
-    let zero = b.constant_index(0);
-    let count = b.tensor_dim(&idx, 0);
-    let no_rows = b.cmpi(CmpI::Eq, &n, &zero);
-    let m = b.select(&no_rows, &zero, &count);
-    let idx = b.tensor_extract_slice(&idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
-    let (xd, yd, id) = (x_ty.dtype, y_ty.dtype, i_ty.dtype);
-    let positions = {
+    // The increment accumulates into x itself.
+    let x = if set { x } else { cx.destination(&x) };
+    let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype };
+    let r = match (set, scalar::has_scatter()) {
+        (false, true) => rows.add_by_scatter(b)?,
+        (false, false) => rows.add_by_reduction(b)?,
+        (true, scatter) => {
+            let last = if scatter { rows.last_by_scatter(b)? } else { rows.last_by_reduction(b)? };
+            rows.take_last(b, last)?
+        }
+    };
+    let dims = cx.dims(x_var);
+    cx.define(out, r, dims);
+    Ok(())
+}
+
+/// The operands of an `AdvancedIncSubtensor1`: `x`, whose rows `idx` names (along axis 0,
+/// of length `n`), and `y`.
+struct RowUpdate {
+    x: Value,
+    y: Value,
+    idx: Value,
+    n: Value,
+    x_ty: crate::ir::TensorType,
+    y_ty: crate::ir::TensorType,
+    index_dtype: DType,
+}
+
+impl RowUpdate {
+    fn rank(&self) -> usize {
+        self.x_ty.ndim()
+    }
+
+    /// Leading dims of the region that `y` leaves out (it broadcasts along them).
+    fn lead(&self) -> usize {
+        self.x_ty.ndim() - self.y_ty.ndim()
+    }
+
+    /// The indices as an `N x 1` i64 tensor of rows to scatter to, and `N`. Where `x`
+    /// has no rows every index is out of bounds (the check raises after the call) and
+    /// none may reach the scatter: then `N` is 0. Otherwise indices out of bounds are
+    /// sent to row 0, so nothing is ever written out of bounds.
+    fn positions(&self, b: &mut Block) -> Result<(Value, Value), String> {
+        let zero = b.constant_index(0);
+        let count = b.tensor_dim(&self.idx, 0);
+        let no_rows = b.cmpi(CmpI::Eq, &self.n, &zero);
+        let m = b.select(&no_rows, &zero, &count);
+        let idx = b.tensor_extract_slice(&self.idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
         let maps = [AffineMap::identity(1), AffineMap::identity(1)];
-        let n = n.clone();
+        let (n, id) = (self.n.clone(), self.index_dtype);
         let wrapped = b
             .linalg_generic(&[idx], &[empty], &maps, &[IteratorType::Parallel], |body, args| {
                 let (w, ok) = wrap(body, &args[0], id, &n);
@@ -579,42 +617,99 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
                 Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64)])
             })?
             .remove(0);
-        b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)])
-    };
-    let r = if !set {
-        // y broadcast to (m, x.shape[1:]) in x's element type: the scatter's updates.
+        let positions = b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)]);
+        Ok((positions, m))
+    }
+
+    /// `x` with `y`'s rows scattered onto it with an add.
+    fn add_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(b)?;
+        let (rank, lead, y_ty, x_ty) = (self.rank(), self.lead(), &self.y_ty, &self.x_ty);
+        // y, cut to the first m rows where its axis 0 is the index axis, broadcast to
+        // (m, x.shape[1:]) in x's element type: the scatter's updates.
         let y = if lead == 0 && !y_ty.broadcastable(0) {
             let offsets = vec![IndexArg::Const(0); y_ty.ndim()];
             let mut sizes = vec![IndexArg::Dyn(m.clone())];
-            sizes.extend((1..y_ty.ndim()).map(|k| match y_ty.shape[k] {
-                Some(s) => IndexArg::Const(s as i64),
-                None => IndexArg::Dyn(b.tensor_dim(&y, k)),
-            }));
-            b.tensor_extract_slice(&y, &offsets, &sizes)
+            for k in 1..y_ty.ndim() {
+                sizes.push(match y_ty.shape[k] {
+                    Some(s) => IndexArg::Const(s as i64),
+                    None => IndexArg::Dyn(b.tensor_dim(&self.y, k)),
+                });
+            }
+            b.tensor_extract_slice(&self.y, &offsets, &sizes)
         } else {
-            y
+            self.y.clone()
         };
-        let mut sizes = vec![m.clone()];
-        sizes.extend((1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)));
+        let mut sizes = vec![m];
+        sizes.extend((1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)));
         let mut shape = vec![None];
         shape.extend(x_ty.shape.iter().skip(1).copied());
-        let empty = b.tensor_empty(TensorType::new(shape, x.tensor().element), &sizes);
+        let empty = b.tensor_empty(TensorType::new(shape, self.x.tensor().element), &sizes);
         let y_map = AffineMap {
             dims: rank,
             results: (0..y_ty.ndim()).map(|a| if y_ty.broadcastable(a) { AffineExpr::Constant(0) } else { AffineExpr::Dim(lead + a) }).collect(),
         };
+        let (xd, yd) = (x_ty.dtype, y_ty.dtype);
         let updates = b
             .linalg_generic(&[y], &[empty], &[y_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
                 Ok::<_, String>(vec![convert_element(body, &args[0], yd, xd)])
             })?
             .remove(0);
-        b.scatter(&updates, &positions, &x, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?
-    } else {
-        // The last position of each row among the indices (-1: none) ...
-        let rows = if x_ty.shape[0].is_none() { vec![n.clone()] } else { vec![] };
-        let empty = b.tensor_empty(TensorType::new(vec![x_ty.shape[0]], ScalarType::I64), &rows);
+        b.scatter(&updates, &positions, &self.x, false, |body, update, current| Ok(add_element(body, current, update, xd)))
+    }
+
+    /// The same as a reduction over the indices for each element of `x`: out[j, ..] =
+    /// x[j, ..] + the sum of `y`'s rows whose index is j, accumulated in index order.
+    fn add_by_reduction(&self, b: &mut Block) -> Result<Value, String> {
+        let (rank, lead, y_ty) = (self.rank(), self.lead(), &self.y_ty);
+        // y's axis a is region axis lead + a: the index axis (iteration dim `rank`, the
+        // reduction) if that is 0, else a dim of x.
+        let y_map = AffineMap {
+            dims: rank + 1,
+            results: (0..y_ty.ndim())
+                .map(|a| {
+                    if y_ty.broadcastable(a) {
+                        AffineExpr::Constant(0)
+                    } else if lead + a == 0 {
+                        AffineExpr::Dim(rank)
+                    } else {
+                        AffineExpr::Dim(lead + a)
+                    }
+                })
+                .collect(),
+        };
+        let maps = [
+            AffineMap { dims: rank + 1, results: vec![AffineExpr::Dim(rank)] },
+            y_map,
+            AffineMap { dims: rank + 1, results: (0..rank).map(AffineExpr::Dim).collect() },
+        ];
+        let mut its = vec![IteratorType::Parallel; rank];
+        its.push(IteratorType::Reduction);
+        let (n, id, xd, yd) = (self.n.clone(), self.index_dtype, self.x_ty.dtype, y_ty.dtype);
+        Ok(b
+            .linalg_generic(&[self.idx.clone(), self.y.clone()], &[self.x.clone()], &maps, &its, |body, args| {
+                let (w, _) = wrap(body, &args[0], id, &n);
+                let j = body.linalg_index(0);
+                let hit = body.cmpi(CmpI::Eq, &w, &j);
+                let e = convert_element(body, &args[1], yd, xd);
+                let sum = add_element(body, &args[2], &e, xd);
+                Ok::<_, String>(vec![body.select(&hit, &sum, &args[2])])
+            })?
+            .remove(0))
+    }
+
+    /// -1 for every row of `x`, as an i64 vector: "no index names it".
+    fn no_rows_named(&self, b: &mut Block) -> Value {
+        let rows = if self.x_ty.shape[0].is_none() { vec![self.n.clone()] } else { vec![] };
+        let empty = b.tensor_empty(TensorType::new(vec![self.x_ty.shape[0]], ScalarType::I64), &rows);
         let none = b.constant_int(-1, ScalarType::I64);
-        let winners_init = b.linalg_fill(&none, &empty);
+        b.linalg_fill(&none, &empty)
+    }
+
+    /// The last position among the indices of each row of `x` (-1: none), by scattering
+    /// each position onto its row with a max.
+    fn last_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(b)?;
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
         let order = b
             .linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
@@ -622,49 +717,68 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
                 Ok::<_, String>(vec![body.index_cast(&i, ScalarType::I64)])
             })?
             .remove(0);
-        let winners = b.scatter(&order, &positions, &winners_init, false, |body, update, current| {
-            Ok::<_, String>(body.arith(Arith::MaxSI, current, update))
-        })?;
-        // ... then each row of the result from y's row there, or from x.
-        let sizes: Vec<Value> = (0..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)).collect();
-        let init = b.tensor_empty(tensor_type(&x_ty), &sizes);
+        let init = self.no_rows_named(b);
+        b.scatter(&order, &positions, &init, false, |body, update, current| Ok::<_, String>(body.arith(Arith::MaxSI, current, update)))
+    }
+
+    /// The same as a reduction over the indices for each row.
+    fn last_by_reduction(&self, b: &mut Block) -> Result<Value, String> {
+        let init = self.no_rows_named(b);
+        let maps = [AffineMap { dims: 2, results: vec![AffineExpr::Dim(1)] }, AffineMap { dims: 2, results: vec![AffineExpr::Dim(0)] }];
+        let (n, id) = (self.n.clone(), self.index_dtype);
+        Ok(b
+            .linalg_generic(&[self.idx.clone()], &[init], &maps, &[IteratorType::Parallel, IteratorType::Reduction], |body, args| {
+                let (w, _) = wrap(body, &args[0], id, &n);
+                let j = body.linalg_index(0);
+                let hit = body.cmpi(CmpI::Eq, &w, &j);
+                let i = body.linalg_index(1);
+                let i = body.index_cast(&i, ScalarType::I64);
+                let best = body.arith(Arith::MaxSI, &args[1], &i);
+                Ok::<_, String>(vec![body.select(&hit, &best, &args[1])])
+            })?
+            .remove(0))
+    }
+
+    /// Each row of the result from `y`'s row at the row's `last` position, or from `x`.
+    fn take_last(&self, b: &mut Block, last: Value) -> Result<Value, String> {
+        let (rank, lead, x_ty, y_ty) = (self.rank(), self.lead(), &self.x_ty, self.y_ty.clone());
+        let sizes: Vec<Value> = (0..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)).collect();
+        let init = b.tensor_empty(tensor_type(x_ty), &sizes);
         let maps = [
             AffineMap::identity(rank),
             AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] },
             AffineMap::identity(rank),
         ];
-        let y = y.clone();
-        b.linalg_generic(&[x, winners], &[init], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
-            let zero = body.constant_int(0, ScalarType::I64);
-            let found = body.cmpi(CmpI::Sge, &args[1], &zero);
-            let row = body.index_cast(&args[1], ScalarType::Index);
-            let y_index: Vec<Value> = (0..y_ty.ndim())
-                .map(|a| {
-                    if y_ty.broadcastable(a) {
-                        body.constant_index(0)
-                    } else if lead + a == 0 {
-                        row.clone()
-                    } else {
-                        body.linalg_index(lead + a)
-                    }
-                })
-                .collect();
-            let old = args[0].clone();
-            let elem = old.scalar();
-            let y = y.clone();
-            Ok::<_, String>(body.scf_if(
-                &found,
-                &[elem],
-                |then| {
-                    let e = then.tensor_extract(&y, &y_index);
-                    vec![convert_element(then, &e, yd, xd)]
-                },
-                |_| vec![old.clone()],
-            ))
-        })?
-        .remove(0)
-    };
-    let dims = cx.dims(x_var);
-    cx.define(out, r, dims);
-    Ok(())
+        let (xd, yd, y) = (x_ty.dtype, y_ty.dtype, self.y.clone());
+        Ok(b
+            .linalg_generic(&[self.x.clone(), last], &[init], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
+                let zero = body.constant_int(0, ScalarType::I64);
+                let found = body.cmpi(CmpI::Sge, &args[1], &zero);
+                let row = body.index_cast(&args[1], ScalarType::Index);
+                let y_index: Vec<Value> = (0..y_ty.ndim())
+                    .map(|a| {
+                        if y_ty.broadcastable(a) {
+                            body.constant_index(0)
+                        } else if lead + a == 0 {
+                            row.clone()
+                        } else {
+                            body.linalg_index(lead + a)
+                        }
+                    })
+                    .collect();
+                let old = args[0].clone();
+                let elem = old.scalar();
+                let y = y.clone();
+                Ok::<_, String>(body.scf_if(
+                    &found,
+                    &[elem],
+                    |then| {
+                        let e = then.tensor_extract(&y, &y_index);
+                        vec![convert_element(then, &e, yd, xd)]
+                    },
+                    |_| vec![old.clone()],
+                ))
+            })?
+            .remove(0))
+    }
 }

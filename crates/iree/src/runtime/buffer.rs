@@ -43,13 +43,15 @@ const QUEUE_AFFINITY_ANY: u64 = u64::MAX;
 
 /// Makes a buffer view of `input` for `device`. On devices that read host memory, the
 /// caller's own bytes when they are aligned as IREE requires, else one aligned copy put
-/// in `staging` (which must outlive the call); on other devices a fresh device buffer.
+/// in `staging` (which must outlive the call), and always a copy where `private`; on other
+/// devices a fresh device buffer.
 /// Returns the view and, if imported, the host address range it wraps.
 pub(crate) fn input_view(
     device: &Device,
     index: usize,
     input: &HostInput<'_>,
     staging: &mut Vec<AlignedBytes>,
+    private: bool,
 ) -> Result<(*mut sys::iree_hal_buffer_view_t, Option<HostRange>), RuntimeError> {
     let byte_length = expected_byte_length(input).ok_or_else(|| RuntimeError::InvalidInput {
         index,
@@ -72,12 +74,12 @@ pub(crate) fn input_view(
         }
         return Ok((copy(device, input)?, None));
     }
-    if (input.data.as_ptr() as usize).is_multiple_of(IMPORT_ALIGNMENT) {
+    if !private && (input.data.as_ptr() as usize).is_multiple_of(IMPORT_ALIGNMENT) {
         let view = import(device, input)?;
         return Ok((view, Some(HostRange::of(input.data))));
     }
-    // Misaligned host memory (numpy's allocator gives 16-byte alignment): one memcpy into
-    // aligned memory, imported in place. IREE's own host-to-device copy path
+    // Misaligned host memory (numpy's allocator gives 16-byte alignment), or a private
+    // copy asked for: one memcpy into aligned memory, imported in place. IREE's own host-to-device copy path
     // (`allocate_buffer_copy`) goes through a transfer command and was ~20x slower than
     // a memcpy on 8 MB here.
     INPUT_COPIES.fetch_add(1, Ordering::Relaxed);

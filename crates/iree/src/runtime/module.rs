@@ -27,6 +27,9 @@ pub struct Module {
     /// Whether calls run dispatches on the calling thread without IREE's FPU push (the
     /// inline loader does not call it), so the call itself must install the IEEE state.
     fpu_guard: bool,
+    /// Whether every input is passed as a private copy, never as the caller's own bytes
+    /// (see [`Module::with_private_inputs`]).
+    private_inputs: bool,
     /// The VMFB: IREE's module references these bytes rather than copying them.
     _vmfb: AlignedBytes,
 }
@@ -162,6 +165,7 @@ impl Module {
             device,
             imports,
             fpu_guard,
+            private_inputs: false,
             _vmfb: vmfb,
         };
         // A first context proves the module links against the HAL module (and loads its
@@ -169,6 +173,15 @@ impl Module {
         let session = module.new_session()?;
         module.give_back(session);
         Ok(module)
+    }
+
+    /// Passes every input as a private copy instead of the caller's own bytes. For modules
+    /// whose code may write into an argument's buffer: IREE 3.13 updates an operation's
+    /// destination in place where it is a function argument (iree-org/iree#16168), and
+    /// an aligned host array is otherwise imported as is.
+    pub fn with_private_inputs(mut self, private: bool) -> Module {
+        self.private_inputs = private;
+        self
     }
 
     /// The module's name: "module" for MLIR whose top-level `module` has no name.
@@ -228,11 +241,11 @@ impl Module {
         let mut session = self.take_session()?;
         let result = if self.fpu_guard {
             let fpu = crate::fpu::iree_fpu_state_push(0);
-            let result = session.call(&self.device, function, inputs);
+            let result = session.call(&self.device, function, inputs, self.private_inputs);
             crate::fpu::iree_fpu_state_pop(fpu);
             result
         } else {
-            session.call(&self.device, function, inputs)
+            session.call(&self.device, function, inputs, self.private_inputs)
         };
         session.clear();
         // A failed invocation may leave module state half-initialized: drop that context.
@@ -368,9 +381,10 @@ impl Session {
         device: &Arc<Device>,
         function: &Function,
         inputs: &[HostInput<'_>],
+        private_inputs: bool,
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
         for (index, input) in inputs.iter().enumerate() {
-            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging)?;
+            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging, private_inputs)?;
             self.imports.extend(imported);
             // SAFETY: on success the list takes over our reference to the view (move); a
             // failed push (allocation, type) leaves it with us, released below.
