@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from pytensor.link.basic import JITLinker
 
-from pytensor_mlir import _core
+from pytensor_mlir import _core, rewrites
 from pytensor_mlir.export import export_fgraph
 
 
@@ -18,7 +18,8 @@ class MLIRLinker(JITLinker):
     path (see :func:`pytensor_mlir.available_devices`); ``None`` takes the default one.
     """
 
-    required_rewrites = ("minimum_compile",)
+    # pytensor_mlir.rewrites: rewrites for this backend alone, under a tag of their own.
+    required_rewrites = ("minimum_compile", rewrites.TAG)
     incompatible_rewrites = (
         # C-only Ops and the BLAS rewrites (Gemm, Gemv, Dot22Scalar...) that target them:
         # linalg's contractions already fuse and tile what BLAS would do.

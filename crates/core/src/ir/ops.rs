@@ -58,6 +58,21 @@ pub enum Op {
     /// `AdvancedIncSubtensor1`: rows of the input incremented (repeated indices
     /// accumulate) or set by an integer vector.
     AdvancedIncSubtensor1 { set_instead_of_inc: bool },
+    // Issue 4: BLAS and Blockwise (lower/blas.rs, lower/blockwise.rs).
+    /// `BatchedDot`: `x[i] @ y[i]` for each `i` of the first axis; both inputs of rank 3,
+    /// batch sizes equal (no broadcasting).
+    BatchedDot,
+    /// `Blockwise(core)`: the core op applied over the leading batch dims, which broadcast
+    /// where their static size is 1 (PyTensor's rule).
+    Blockwise { core: BlockwiseCore },
+    // End of the BLAS block.
+}
+
+/// The core ops a `Blockwise` is lowered for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockwiseCore {
+    /// `Dot` (matmul, signature `(m,k),(k,n)->(m,n)`): `pt.matmul` and vectorized dots.
+    Dot,
 }
 
 /// An entry of a `Subtensor`'s `idx_list`: positions among the index inputs (after the
@@ -340,6 +355,20 @@ impl Op {
             "AdvancedIncSubtensor1" => {
                 Ok(Op::AdvancedIncSubtensor1 { set_instead_of_inc: prop_bool(op, "set_instead_of_inc")? })
             }
+            // Issue 4: BLAS and Blockwise.
+            "BatchedDot" => Ok(Op::BatchedDot),
+            "Blockwise" => {
+                let core = nested_op(op, "core_op")?;
+                match core.type_name.as_str() {
+                    "Dot" => Ok(Op::Blockwise { core: BlockwiseCore::Dot }),
+                    _ => Err(format!(
+                        "Blockwise{{{}}}: no lowering rule for its core op {} (Blockwise is lowered for Dot only)",
+                        core.type_name,
+                        core.describe()
+                    )),
+                }
+            }
+            // End of the BLAS block.
             _ => Err("no lowering rule for this Op".into()),
         }
     }

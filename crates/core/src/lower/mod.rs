@@ -3,6 +3,7 @@
 
 mod basic;
 mod blas;
+mod blockwise;
 mod elemwise;
 mod reduce;
 pub mod scalar;
@@ -210,6 +211,7 @@ impl<'g> Context<'g> {
 fn op_name(node: &Node) -> String {
     match &node.op {
         Op::Elemwise(s) => format!("Elemwise{{{}}}", elemwise::scalar_name(s)),
+        Op::Blockwise { core } => format!("Blockwise{{{core:?}}}"),
         op => format!("{op:?}").split([' ', '{', '(']).next().unwrap_or("?").to_string(),
     }
 }
@@ -221,32 +223,135 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
     cx.refusal.take().map_or(Ok(()), Err)
 }
 
-/// Integer scalars added or subtracted from known dims and constants (`x.shape[0] - 1`,
-/// as gradients and `split` build shapes) stay known, as an offset dim.
+/// Integer scalars computed from known dims and constants stay known: sums and
+/// differences (`x.shape[0] - 1`, as gradients and `split` build shapes) as an offset
+/// dim, products (`x.shape[0] * x.shape[1]`, as `tensordot` and `einsum` build the shapes
+/// of the reshapes around their `Dot`) as a product dim; through a fused `Composite` of
+/// such arithmetic too (the gradients of those reshapes fuse their shape arithmetic with
+/// `Reshape`'s -1 handling: `switch(eq(a*b, -1), ..., a*b)`, decided here since dims are
+/// never negative).
 fn track_int_arith(cx: &mut Context, node: &Node) {
-    let Op::Elemwise(op @ (ScalarOp::Add | ScalarOp::Sub)) = &node.op else { return };
-    let out = node.outputs[0];
-    if cx.graph.ty(out).ndim() != 0 || !cx.graph.ty(out).dtype.is_int() {
+    let Op::Elemwise(op) = &node.op else { return };
+    let scalar_int = |cx: &Context, v: VarId| cx.graph.ty(v).ndim() == 0 && cx.graph.ty(v).dtype.is_int();
+    if !node.outputs.iter().any(|&o| scalar_int(cx, o)) || node.inputs.iter().any(|&i| cx.graph.ty(i).ndim() != 0) {
         return;
     }
-    let mut dims = Vec::new();
-    let mut constant = 0i64;
-    for (pos, &i) in node.inputs.iter().enumerate() {
-        let negate = matches!(op, ScalarOp::Sub) && pos > 0;
-        match cx.int_values(i).as_deref() {
-            Some([IntValue::Const(c)]) => constant += if negate { -c } else { *c },
-            Some([IntValue::Dim(d)]) if !negate => dims.push(*d),
-            _ => return,
+    let ins: Vec<Sym> = node
+        .inputs
+        .iter()
+        .map(|&i| match cx.int_values(i).as_deref() {
+            Some([v @ (IntValue::Const(_) | IntValue::Dim(_))]) => Sym::Int(*v),
+            _ => Sym::Unknown,
+        })
+        .collect();
+    let outs = match op {
+        ScalarOp::Composite(g) => {
+            let mut vals: Vec<Sym> = g
+                .constants
+                .iter()
+                .zip(&g.dtypes)
+                .map(|(c, &dtype)| match c {
+                    Some(bytes) if dtype.is_int() => Sym::Int(IntValue::Const(shape::constant_int(bytes, dtype))),
+                    Some(bytes) if dtype == DType::Bool => Sym::Bool(bytes.iter().any(|&b| b != 0)),
+                    _ => Sym::Unknown,
+                })
+                .collect();
+            for (&i, s) in g.inputs.iter().zip(&ins) {
+                vals[i] = *s;
+            }
+            for n in &g.nodes {
+                let args: Vec<Sym> = n.inputs.iter().map(|&i| vals[i]).collect();
+                let r = eval_int(cx, &n.op, &args);
+                for &o in &n.outputs {
+                    vals[o] = if g.dtypes[o].is_int() || g.dtypes[o] == DType::Bool { r } else { Sym::Unknown };
+                }
+            }
+            g.outputs.iter().map(|&o| vals[o]).collect()
+        }
+        op => vec![eval_int(cx, op, &ins)],
+    };
+    for (&o, s) in node.outputs.iter().zip(outs) {
+        if let (true, Sym::Int(v)) = (scalar_int(cx, o), s) {
+            cx.set_int_values(o, vec![v]);
         }
     }
-    let value = if dims.is_empty() {
-        IntValue::Const(constant)
-    } else if constant == 0 && dims.len() == 1 {
-        IntValue::Dim(dims[0])
-    } else {
-        IntValue::Dim(cx.derived(DimExpr::Offset(dims, constant)))
-    };
-    cx.set_int_values(out, vec![value]);
+}
+
+/// A scalar as `track_int_arith` knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sym {
+    Int(IntValue),
+    Bool(bool),
+    Unknown,
+}
+
+fn eval_int(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
+    let ints: Option<Vec<IntValue>> = args.iter().map(|a| if let Sym::Int(v) = a { Some(*v) } else { None }).collect();
+    match (op, ints) {
+        (ScalarOp::Add | ScalarOp::Sub, Some(vals)) => {
+            let mut dims = Vec::new();
+            let mut constant = 0i64;
+            for (pos, v) in vals.iter().enumerate() {
+                let negate = matches!(op, ScalarOp::Sub) && pos > 0;
+                match *v {
+                    IntValue::Const(c) => match constant.checked_add(if negate { -c } else { c }) {
+                        Some(sum) => constant = sum,
+                        None => return Sym::Unknown,
+                    },
+                    IntValue::Dim(d) if !negate => dims.push(d),
+                    _ => return Sym::Unknown,
+                }
+            }
+            Sym::Int(if dims.is_empty() {
+                IntValue::Const(constant)
+            } else if constant == 0 && dims.len() == 1 {
+                IntValue::Dim(dims[0])
+            } else {
+                IntValue::Dim(cx.derived(DimExpr::Offset(dims, constant)))
+            })
+        }
+        (ScalarOp::Mul, Some(vals)) => {
+            let mut dims = Vec::new();
+            let mut constant = 1i64;
+            for v in vals {
+                match v {
+                    IntValue::Const(c) => match constant.checked_mul(c) {
+                        Some(p) => constant = p,
+                        None => return Sym::Unknown,
+                    },
+                    IntValue::Dim(d) => dims.push(d),
+                    IntValue::Unknown => return Sym::Unknown,
+                }
+            }
+            Sym::Int(if dims.is_empty() || constant == 0 {
+                IntValue::Const(if dims.is_empty() { constant } else { 0 })
+            } else if constant < 0 {
+                return Sym::Unknown;
+            } else if constant == 1 && dims.len() == 1 {
+                IntValue::Dim(dims[0])
+            } else {
+                if constant != 1 {
+                    dims.push(Dim::Static(constant as u64));
+                }
+                IntValue::Dim(cx.derived(DimExpr::Product(dims)))
+            })
+        }
+        // A dim (never negative) against a negative constant, or two constants.
+        (ScalarOp::Eq | ScalarOp::Neq, Some(vals)) if vals.len() == 2 => {
+            let equal = match (vals[0], vals[1]) {
+                (IntValue::Const(a), IntValue::Const(b)) => a == b,
+                (IntValue::Dim(_), IntValue::Const(c)) | (IntValue::Const(c), IntValue::Dim(_)) if c < 0 => false,
+                _ => return Sym::Unknown,
+            };
+            Sym::Bool(equal == matches!(op, ScalarOp::Eq))
+        }
+        (ScalarOp::Identity, _) if args.len() == 1 => args[0],
+        (ScalarOp::Switch, _) if args.len() == 3 => match args[0] {
+            Sym::Bool(c) => args[if c { 1 } else { 2 }],
+            _ => Sym::Unknown,
+        },
+        _ => Sym::Unknown,
+    }
 }
 
 fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
@@ -279,6 +384,10 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::AdvancedIncSubtensor1 { set_instead_of_inc } => {
             subtensor::advanced_inc_subtensor1(cx, b, node, *set_instead_of_inc)
         }
+        // Issue 4: BLAS and Blockwise (lower/blas.rs, lower/blockwise.rs).
+        Op::BatchedDot => blas::batched_dot(cx, b, node, &name),
+        Op::Blockwise { core } => blockwise::blockwise(cx, b, node, *core, &name),
+        // End of the BLAS block.
     }
 }
 

@@ -189,6 +189,8 @@ pub enum Contraction {
     Matvec,
     Vecmat,
     Dot,
+    /// `(b,m,k),(b,k,n)->(b,m,n)`, batch sizes equal.
+    BatchMatmul,
 }
 
 /// One result of an affine map: an iteration dim or a constant index.
@@ -452,6 +454,7 @@ impl Block {
             Contraction::Matvec => "linalg.matvec",
             Contraction::Vecmat => "linalg.vecmat",
             Contraction::Dot => "linalg.dot",
+            Contraction::BatchMatmul => "linalg.batch_matmul",
         };
         self.def(
             init.ty.clone(),

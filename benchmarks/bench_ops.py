@@ -1,0 +1,154 @@
+#!/usr/bin/env python
+"""Tensor-op benchmark (issue 4, item 8): mode="MLIR" against NUMBA, JAX and numpy.
+
+Rows: a sum over 1e7 float64, a softmax over 1000x1000, a gather ``x[idx]`` and a
+scatter-add ``inc_subtensor(x[idx], v)`` of 1e6 indices, 1024x1024 float64 and float32
+matmuls, a batched matmul 64x128x128 (float64). Each peer's result is checked against
+numpy's before it is timed. Times are medians over repeats, the peers of a row timed
+round-robin (bench_cpu's helpers), so load that comes and goes hits them alike.
+
+    python benchmarks/bench_ops.py            # the issue's sizes
+    python benchmarks/bench_ops.py --quick    # smoke run: smaller sizes, fewer repeats
+
+A script, not a test: it asserts correctness but never fails on speed.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cpu import HAVE_JAX, fmt_ratio, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+
+import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
+
+# Targets from the issue, reported (not enforced) after the table.
+TARGET_VS_NUMBA = 1.0
+TARGET_MATMUL_VS_NUMPY = 2.0
+
+
+def softmax_np(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def scatter_add_np(x, idx, v):
+    out = x.copy()
+    np.add.at(out, idx, v)
+    return out
+
+
+def rows(quick):
+    """(label, size, inputs, output graph, values, numpy callable, rtol)."""
+    rng = np.random.default_rng(0)
+    n_sum = 10**5 if quick else 10**7
+    n_sm = 100 if quick else 1000
+    n_idx = 10**4 if quick else 10**6
+    n_mm = 128 if quick else 1024
+    # Our AdvancedIncSubtensor1 is O(rows x indices) (README): the scatter's target has
+    # 1000 rows, not 1e6, or one call would take minutes.
+    n_rows_scatter = 1000
+    b, m = (8, 32) if quick else (64, 128)
+
+    out = []
+    x = pt.dvector("x")
+    out.append(("sum", f"{n_sum:.0e} f64", [x], x.sum(), [rng.standard_normal(n_sum)], np.sum, 1e-9))
+    X = pt.dmatrix("X")
+    out.append(("softmax", f"{n_sm}x{n_sm} f64", [X], pt.special.softmax(X, axis=-1),
+                [rng.standard_normal((n_sm, n_sm))], softmax_np, 1e-12))
+    idx = pt.lvector("idx")
+    out.append(("gather x[idx]", f"{n_idx:.0e} idx, x {n_idx:.0e}", [x, idx], x[idx],
+                [rng.standard_normal(n_idx), rng.integers(0, n_idx, n_idx)], lambda a, i: a[i], 0))
+    v = pt.dvector("v")
+    out.append(("scatter-add", f"{n_idx:.0e} idx, x {n_rows_scatter}", [x, idx, v], pt.inc_subtensor(x[idx], v),
+                [rng.standard_normal(n_rows_scatter), rng.integers(0, n_rows_scatter, n_idx), rng.standard_normal(n_idx)],
+                scatter_add_np, 1e-9))
+    for dtype, rtol in (("float64", 1e-10), ("float32", 1e-4)):
+        A, B = pt.matrix("A", dtype=dtype), pt.matrix("B", dtype=dtype)
+        vals = [rng.standard_normal((n_mm, n_mm)).astype(dtype) for _ in range(2)]
+        out.append((f"matmul f{dtype[5:]}", f"{n_mm}x{n_mm}", [A, B], pt.dot(A, B), vals, np.matmul, rtol))
+    T, U = pt.dtensor3("T"), pt.dtensor3("U")
+    out.append(("batched matmul", f"{b}x{m}x{m} f64", [T, U], pt.matmul(T, U),
+                [rng.standard_normal((b, m, m)), rng.standard_normal((b, m, m))], np.matmul, 1e-10))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: smaller sizes, fewer repeats")
+    parser.add_argument("--repeats", type=int, default=None)
+    opts = parser.parse_args()
+    repeats = opts.repeats or (3 if opts.quick else 5)
+    min_time = 0.02 if opts.quick else 0.2
+
+    peers = ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + ["numpy"]
+    notes = []
+    if not HAVE_JAX:
+        notes.append(f"JAX column skipped: jax is not importable ({jax!r}); "
+                     "scripts/bootstrap.sh --bench installs it")
+    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
+          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
+          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+
+    results = []
+    t_start = time.perf_counter()
+    for label, size, inputs, output, vals, np_fn, rtol in rows(opts.quick):
+        fns = {}
+        compile_s = {}
+        want = np_fn(*vals)
+        for peer in peers:
+            # Each peer gets inputs of its own: MLIR's scatter-add writes into its first
+            # input when that is imported in place (see the note below).
+            own = [a.copy() for a in vals]
+            if peer == "numpy":
+                fns[peer] = lambda np_fn=np_fn, own=own: np_fn(*own)
+                continue
+            t0 = time.perf_counter()
+            f = pytensor.function(inputs, output, mode=peer)
+            compile_s[peer] = time.perf_counter() - t0
+            call = jax_callable(f) if peer == "JAX" else f
+            fns[peer] = lambda call=call, own=own: call(*own)
+        for peer, fn in fns.items():
+            np.testing.assert_allclose(np.asarray(fn()), want, rtol=rtol, atol=rtol, err_msg=f"{label}: {peer} vs numpy")
+        times = time_round_robin(fns, min_time, repeats)
+        print(f"  {label}: timed (compile s: " + ", ".join(f"{p} {c:.1f}" for p, c in compile_s.items()) + ")",
+              flush=True)
+        results.append((label, size, times))
+
+    print()
+    print("Per-call time (the pytensor Function call; numpy: the same computation in numpy)")
+    print_table(["op", "size", *peers], [[l, s, *(fmt_time(t[p]) for p in peers)] for l, s, t in results])
+    print()
+    others = [p for p in peers if p != "MLIR"]
+    print("Ratio MLIR / peer (below 1.00x: MLIR is faster)")
+    print_table(["op", "size", *(f"/{p}" for p in others)],
+                [[l, s, *(fmt_ratio(t["MLIR"] / t[p]) for p in others)] for l, s, t in results])
+    print()
+    print("Targets (from the issue)" + ("  [--quick: sizes differ from the issue's]" if opts.quick else ""))
+    for label, size, t in results:
+        r = t["MLIR"] / t["NUMBA"]
+        line = f"  {label} ({size}): MLIR / NUMBA {fmt_ratio(r)} -> {'MET' if r <= TARGET_VS_NUMBA else 'NOT MET'}"
+        if "matmul" in label:
+            rn = t["MLIR"] / t["numpy"]
+            line += (f"; MLIR / numpy {fmt_ratio(rn)} (within {TARGET_MATMUL_VS_NUMPY}x: "
+                     f"{'MET' if rn <= TARGET_MATMUL_VS_NUMPY else 'NOT MET'})")
+        print(line)
+    notes.append("MLIR runs on IREE's local-sync driver (one thread); numpy's matmul and NUMBA's dot call "
+                 "OpenBLAS with its own threads.")
+    notes.append("known bug, not fixed here: MLIR's AdvancedIncSubtensor1 (inc) writes its result into its "
+                 "input x when x is 64-byte aligned (imported in place; lower/subtensor.rs uses x as the "
+                 "generic's outs), so its timing has no copy of x.")
+    notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
+    print()
+    for n in notes:
+        print("Note: " + n)
+    print(f"\ntotal {time.perf_counter() - t_start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
