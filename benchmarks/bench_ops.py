@@ -50,9 +50,8 @@ def rows(quick):
     n_sm = 100 if quick else 1000
     n_idx = 10**4 if quick else 10**6
     n_mm = 128 if quick else 1024
-    # Our AdvancedIncSubtensor1 is O(rows x indices) (README): the scatter's target has
-    # 1000 rows, not 1e6, or one call would take minutes.
-    n_rows_scatter = 1000
+    # As many rows as indices: scattered all over a target as large as the index list.
+    n_rows_scatter = n_idx
     b, m = (8, 32) if quick else (64, 128)
 
     out = []
@@ -102,8 +101,7 @@ def main():
         compile_s = {}
         want = np_fn(*vals)
         for peer in peers:
-            # Each peer gets inputs of its own: MLIR's scatter-add writes into its first
-            # input when that is imported in place (see the note below).
+            # Each peer gets inputs of its own, so no peer can see another's writes.
             own = [a.copy() for a in vals]
             if peer == "numpy":
                 fns[peer] = lambda np_fn=np_fn, own=own: np_fn(*own)
@@ -140,9 +138,6 @@ def main():
         print(line)
     notes.append("MLIR runs on IREE's local-sync driver (one thread); numpy's matmul and NUMBA's dot call "
                  "OpenBLAS with its own threads.")
-    notes.append("known bug, not fixed here: MLIR's AdvancedIncSubtensor1 (inc) writes its result into its "
-                 "input x when x is 64-byte aligned (imported in place; lower/subtensor.rs uses x as the "
-                 "generic's outs), so its timing has no copy of x.")
     notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
     print()
     for n in notes:
