@@ -165,6 +165,21 @@ pub enum ScalarOp {
     Softplus,
     Log1mexp,
     // End of issue 3's exp/log block.
+    // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+    Erf,
+    Erfc,
+    /// `erfcx(x) = exp(x^2) erfc(x)`.
+    Erfcx,
+    Erfinv,
+    Erfcinv,
+    Gamma,
+    /// `gammaln(x) = log|gamma(x)|`.
+    GammaLn,
+    /// The digamma function.
+    Psi,
+    /// `polygamma(1, x)`.
+    TriGamma,
+    // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
 }
 
@@ -230,6 +245,17 @@ impl ScalarOp {
             "Softplus" => Softplus,
             "Log1mexp" => Log1mexp,
             // End of issue 3's exp/log block.
+            // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+            "Erf" => Erf,
+            "Erfc" => Erfc,
+            "Erfcx" => Erfcx,
+            "Erfinv" => Erfinv,
+            "Erfcinv" => Erfcinv,
+            "Gamma" => Gamma,
+            "GammaLn" => GammaLn,
+            "Psi" => Psi,
+            "TriGamma" => TriGamma,
+            // End of issue 3's special-function block.
             _ => return None,
         })
     }

@@ -6,6 +6,7 @@ use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::exp_log;
+use super::scalar_math::{erf, gamma};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -222,6 +223,17 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Softplus => own_math(b, &ins[0], out, exp_log::softplus)?,
         ScalarOp::Log1mexp => own_math(b, &ins[0], out, exp_log::log1mexp)?,
         // End of issue 3's exp/log block.
+        // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+        ScalarOp::Erf => own_math_f64(b, &ins[0], out, "erf", erf::erf)?,
+        ScalarOp::Erfc => own_math_f64(b, &ins[0], out, "erfc", erf::erfc)?,
+        ScalarOp::Erfcx => own_math_f64(b, &ins[0], out, "erfcx", erf::erfcx)?,
+        ScalarOp::Erfinv => own_math_f64(b, &ins[0], out, "erfinv", erf::erfinv)?,
+        ScalarOp::Erfcinv => own_math_f64(b, &ins[0], out, "erfcinv", erf::erfcinv)?,
+        ScalarOp::Gamma => own_math_f64(b, &ins[0], out, "gamma", gamma::gamma)?,
+        ScalarOp::GammaLn => own_math_f64(b, &ins[0], out, "gammaln", gamma::gammaln)?,
+        ScalarOp::Psi => own_math_f64(b, &ins[0], out, "psi", gamma::psi)?,
+        ScalarOp::TriGamma => own_math_f64(b, &ins[0], out, "tri_gamma", gamma::tri_gamma)?,
+        // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
     Ok(vec![Scalar { value: v, dtype: out }])
@@ -995,3 +1007,57 @@ fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> 
     let r = f(b, &wide);
     Ok(b.cast(Cast::TruncF, &r, ty))
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+
+/// A special function of our own library written in f64 only (`scalar_math/erf.rs`,
+/// `scalar_math/gamma.rs`): float32 and float16 (and the integers, after PyTensor's
+/// `upgrade_to_float`) are computed in f64 and rounded once. Targets without f64 math
+/// (Vulkan, whose SPIR-V exp and log take 32-bit floats at most, and Metal) have no
+/// float32 formulation of these yet: refused at compile time, naming the op, rather than
+/// computed less accurately.
+fn own_math_f64(b: &mut Block, x: &Scalar, out: DType, name: &str, f: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
+    if !out.is_float() {
+        return Err(format!("{name} to {out}"));
+    }
+    if !widen_f32() {
+        return Err(format!(
+            "{name} is computed with float64 math, which this target (Vulkan or Metal: no f64 exp/log) does not \
+             compile; there is no float32 formulation of {name} yet"
+        ));
+    }
+    let x = convert(b, x, out).value;
+    let ty = x.scalar();
+    if ty == ScalarType::F64 {
+        return Ok(f(b, &x));
+    }
+    let wide = b.cast(Cast::ExtF, &x, ScalarType::F64);
+    let r = f(b, &wide);
+    Ok(b.cast(Cast::TruncF, &r, ty))
+}
+
+#[cfg(test)]
+mod special_function_tests {
+    fn lower_elemwise(op: &str, dtype: &str, float64_math: bool) -> Result<crate::Lowered, crate::GraphError> {
+        let json = format!(
+            r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{dtype}", "shape": [null]}}, "name": "x"}},
+                {{"type": {{"kind": "tensor", "dtype": "{dtype}", "shape": [null]}}, "name": null}}],
+              "inputs": [0], "outputs": [1],
+              "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
+                          "inputs": [0], "outputs": [1]}}]}}"#
+        );
+        crate::compile_export(&json, crate::ScalarTarget { float64_math })
+    }
+
+    #[test]
+    fn special_functions_are_refused_by_name_without_f64_math() {
+        for (op, name) in [("Erf", "erf"), ("Erfcinv", "erfcinv"), ("GammaLn", "gammaln"), ("TriGamma", "tri_gamma")] {
+            let lowered = lower_elemwise(op, "float32", true).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
+            let err = lower_elemwise(op, "float32", false).expect_err(op).to_string();
+            assert!(err.contains(&format!("{name} is computed with float64 math")), "{op}: {err}");
+        }
+    }
+}
+// End of issue 3's special-function block.

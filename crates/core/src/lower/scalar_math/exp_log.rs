@@ -34,81 +34,81 @@ const LOG10_2_HI: PerType = (0.30102999566395283, 0.301025390625);
 const LOG10_2_LO: PerType = (2.8363394551044964e-14, 4.605039066518657e-06);
 
 /// Scalar code on one float type, with short names for the ops these formulas use.
-struct F<'a> {
-    b: &'a mut Block,
-    ty: ScalarType,
+pub(super) struct F<'a> {
+    pub(super) b: &'a mut Block,
+    pub(super) ty: ScalarType,
 }
 
 impl<'a> F<'a> {
-    fn new(b: &'a mut Block, x: &Value) -> F<'a> {
+    pub(super) fn new(b: &'a mut Block, x: &Value) -> F<'a> {
         let ty = x.scalar();
         assert!(matches!(ty, ScalarType::F32 | ScalarType::F64), "exp_log on {ty}");
         F { b, ty }
     }
-    fn f64(&self) -> bool {
+    pub(super) fn f64(&self) -> bool {
         self.ty == ScalarType::F64
     }
     /// A constant whose value is the same number in both types (or rounds acceptably).
-    fn c(&mut self, v: f64) -> Value {
+    pub(super) fn c(&mut self, v: f64) -> Value {
         self.b.constant_f64(v, self.ty)
     }
     /// A constant with a value per type.
-    fn k(&mut self, v: PerType) -> Value {
+    pub(super) fn k(&mut self, v: PerType) -> Value {
         let v = if self.f64() { v.0 } else { v.1 };
         self.b.constant_f64(v, self.ty)
     }
     /// A threshold per type.
-    fn t(&mut self, f64_value: f64, f32_value: f64) -> Value {
+    pub(super) fn t(&mut self, f64_value: f64, f32_value: f64) -> Value {
         self.k((f64_value, f32_value))
     }
-    fn add(&mut self, a: &Value, c: &Value) -> Value {
+    pub(super) fn add(&mut self, a: &Value, c: &Value) -> Value {
         self.b.arith(Arith::AddF, a, c)
     }
-    fn sub(&mut self, a: &Value, c: &Value) -> Value {
+    pub(super) fn sub(&mut self, a: &Value, c: &Value) -> Value {
         self.b.arith(Arith::SubF, a, c)
     }
-    fn mul(&mut self, a: &Value, c: &Value) -> Value {
+    pub(super) fn mul(&mut self, a: &Value, c: &Value) -> Value {
         self.b.arith(Arith::MulF, a, c)
     }
-    fn div(&mut self, a: &Value, c: &Value) -> Value {
+    pub(super) fn div(&mut self, a: &Value, c: &Value) -> Value {
         self.b.arith(Arith::DivF, a, c)
     }
-    fn neg(&mut self, a: &Value) -> Value {
+    pub(super) fn neg(&mut self, a: &Value) -> Value {
         self.b.negf(a)
     }
-    fn fma(&mut self, a: &Value, c: &Value, d: &Value) -> Value {
+    pub(super) fn fma(&mut self, a: &Value, c: &Value, d: &Value) -> Value {
         self.b.fma(a, c, d)
     }
-    fn abs(&mut self, a: &Value) -> Value {
+    pub(super) fn abs(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::AbsF, a)
     }
-    fn exp(&mut self, a: &Value) -> Value {
+    pub(super) fn exp(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Exp, a)
     }
-    fn log(&mut self, a: &Value) -> Value {
+    pub(super) fn log(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Log, a)
     }
-    fn sqrt(&mut self, a: &Value) -> Value {
+    pub(super) fn sqrt(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Sqrt, a)
     }
-    fn copysign(&mut self, a: &Value, sign: &Value) -> Value {
+    pub(super) fn copysign(&mut self, a: &Value, sign: &Value) -> Value {
         self.b.copysign(a, sign)
     }
-    fn cmp(&mut self, p: CmpF, a: &Value, c: &Value) -> Value {
+    pub(super) fn cmp(&mut self, p: CmpF, a: &Value, c: &Value) -> Value {
         self.b.cmpf(p, a, c)
     }
-    fn sel(&mut self, cond: &Value, a: &Value, c: &Value) -> Value {
+    pub(super) fn sel(&mut self, cond: &Value, a: &Value, c: &Value) -> Value {
         self.b.select(cond, a, c)
     }
     /// `r`, or `x` itself where `x` is nan (for formulas whose range tests are false on nan
     /// and would otherwise pick a finite branch).
-    fn keep_nan(&mut self, x: &Value, r: &Value) -> Value {
+    pub(super) fn keep_nan(&mut self, x: &Value, r: &Value) -> Value {
         let nan = self.cmp(CmpF::Uno, x, x);
         self.sel(&nan, x, r)
     }
     /// `a * c` for a split constant c = hi + lo, to about twice the working precision, as
     /// (high part, low part).
-    fn mul_split(&mut self, a: &Value, hi: PerType, lo: PerType) -> (Value, Value) {
+    pub(super) fn mul_split(&mut self, a: &Value, hi: PerType, lo: PerType) -> (Value, Value) {
         let hi = self.k(hi);
         let lo = self.k(lo);
         let p = self.mul(a, &hi);
@@ -120,7 +120,7 @@ impl<'a> F<'a> {
     /// `v * 2^k` for an integer-valued float `k` (|k| within twice the exponent range):
     /// two exact factors 2^(k/2) and 2^(k - k/2), each a normal number, so the product
     /// rounds once and only where it overflows or is subnormal.
-    fn ldexp(&mut self, v: &Value, k: &Value) -> Value {
+    pub(super) fn ldexp(&mut self, v: &Value, k: &Value) -> Value {
         let (ity, fraction_bits, bias) = if self.f64() { (ScalarType::I64, 52, 1023) } else { (ScalarType::I32, 23, 127) };
         let ki = self.b.cast(Cast::FPToSI, k, ity);
         let two = self.b.constant_int(2, ity);

@@ -5,3 +5,5 @@
 
 pub mod exp_log;
 pub mod trig;
+pub mod erf;
+pub mod gamma;
