@@ -441,3 +441,20 @@ def test_special_accuracy(dtype):
             i = int(np.argmax(errors_for_max))
             report.append(f"{c.name}: max {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}), C backend's max {c_errors.max():.3g}")
     assert not report, "\n".join(report)
+
+
+@pytest.mark.skipif(
+    not VULKAN_DEVICES,
+    reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
+)
+@pytest.mark.parametrize("name", ["erf", "gammaln"])
+def test_special_functions_refused_on_vulkan(name):
+    """No f64 exp/log on Vulkan and no float32 formulation of the special functions yet:
+    refused when compiling, naming the op (the Rust test
+    `special_functions_are_refused_by_name_without_f64_math` covers every target without
+    f64 math, Metal too)."""
+    import pytensor
+
+    x = pt.vector("x", dtype="float32")
+    with pytest.raises(NotImplementedError, match=f"{name} is computed with float64 math"):
+        pytensor.function([x], SPECIAL[name](x), mode="MLIR_VULKAN")
