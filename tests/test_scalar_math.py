@@ -447,9 +447,9 @@ def test_special_accuracy(dtype):
     not VULKAN_DEVICES,
     reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
 )
-@pytest.mark.parametrize("name", ["erf", "gammaln"])
-def test_special_functions_refused_on_vulkan(name):
-    """No f64 exp/log on Vulkan and no float32 formulation of the special functions yet:
+@pytest.mark.parametrize("name", ["gamma", "gammaln", "psi", "tri_gamma"])
+def test_gamma_family_refused_on_vulkan(name):
+    """No f64 exp/log on Vulkan and no float32 formulation of the gamma family yet:
     refused when compiling, naming the op (the Rust test
     `special_functions_are_refused_by_name_without_f64_math` covers every target without
     f64 math, Metal too)."""
@@ -458,3 +458,37 @@ def test_special_functions_refused_on_vulkan(name):
     x = pt.vector("x", dtype="float32")
     with pytest.raises(NotImplementedError, match=f"{name} is computed with float64 math"):
         pytensor.function([x], SPECIAL[name](x), mode="MLIR_VULKAN")
+
+
+@pytest.mark.skipif(
+    not VULKAN_DEVICES,
+    reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
+)
+def test_erf_family_float32_formulation_on_vulkan():
+    """On Vulkan the erf family runs in f32 on the device's exp and log: within 1e-4
+    relative of the CPU mode's (f64-computed) results on values whose results are normal
+    numbers (lavapipe flushes subnormals), special values and domain ends included. One
+    function per op: lavapipe takes 128 bytes of push constants a dispatch."""
+    import pytensor
+
+    rng = np.random.default_rng(23)
+    ends = [0.0, -0.0, np.inf, -np.inf, np.nan]
+    x_values = np.concatenate([ends, [0.5, -0.5, 0.49999997, 1.0, -1.0, 3.0, 8.9, -8.9, -9.3, 1e-30, -1e-30, 1e4],
+                               rng.uniform(-9, 9, 60), rng.standard_normal(20) * 1e-3])  # fmt: skip
+    y_values = np.concatenate([ends, [1.0, -1.0, 0.5, -0.5, 0.9999999, -0.9999999, 2.0, 1e-30], rng.uniform(-1, 1, 60)])
+    q_values = np.concatenate([ends, [1.0, 2.0, 0.5, 1.5, 1e-30, 1e-20, 1.9999999, 2.5, -1.0], rng.uniform(0, 2, 60),
+                               10.0 ** rng.uniform(-37, 0, 20)])  # fmt: skip
+    inputs = {"erf": x_values, "erfc": x_values, "erfcx": x_values, "erfinv": y_values, "erfcinv": q_values}
+    x = pt.vector("x", dtype="float32")
+    failures = []
+    for name, v in inputs.items():
+        v = v.astype("float32")
+        cpu = pytensor.function([x], SPECIAL[name](x), mode=MLIR)
+        gpu = pytensor.function([x], SPECIAL[name](x), mode="MLIR_VULKAN")
+        with np.errstate(all="ignore"):
+            want, got = cpu(v), gpu(v)
+        try:
+            assert_same(got + 0, want + 0, rtol=1e-4, atol=1e-30, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)

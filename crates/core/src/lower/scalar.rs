@@ -224,11 +224,11 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Log1mexp => own_math(b, &ins[0], out, exp_log::log1mexp)?,
         // End of issue 3's exp/log block.
         // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
-        ScalarOp::Erf => own_math_f64(b, &ins[0], out, "erf", erf::erf)?,
-        ScalarOp::Erfc => own_math_f64(b, &ins[0], out, "erfc", erf::erfc)?,
-        ScalarOp::Erfcx => own_math_f64(b, &ins[0], out, "erfcx", erf::erfcx)?,
-        ScalarOp::Erfinv => own_math_f64(b, &ins[0], out, "erfinv", erf::erfinv)?,
-        ScalarOp::Erfcinv => own_math_f64(b, &ins[0], out, "erfcinv", erf::erfcinv)?,
+        ScalarOp::Erf => own_math(b, &ins[0], out, erf::erf)?,
+        ScalarOp::Erfc => own_math(b, &ins[0], out, erf::erfc)?,
+        ScalarOp::Erfcx => own_math(b, &ins[0], out, erf::erfcx)?,
+        ScalarOp::Erfinv => own_math(b, &ins[0], out, erf::erfinv)?,
+        ScalarOp::Erfcinv => own_math(b, &ins[0], out, erf::erfcinv)?,
         ScalarOp::Gamma => own_math_f64(b, &ins[0], out, "gamma", gamma::gamma)?,
         ScalarOp::GammaLn => own_math_f64(b, &ins[0], out, "gammaln", gamma::gammaln)?,
         ScalarOp::Psi => own_math_f64(b, &ins[0], out, "psi", gamma::psi)?,
@@ -1011,8 +1011,8 @@ fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> 
 // ---------------------------------------------------------------------------------------
 // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
 
-/// A special function of our own library written in f64 only (`scalar_math/erf.rs`,
-/// `scalar_math/gamma.rs`): float32 and float16 (and the integers, after PyTensor's
+/// A special function of our own library written in f64 only (`scalar_math/gamma.rs`;
+/// erf.rs has f32 versions too and goes through `own_math`): float32 and float16 (and the integers, after PyTensor's
 /// `upgrade_to_float`) are computed in f64 and rounded once. Targets without f64 math
 /// (Vulkan, whose SPIR-V exp and log take 32-bit floats at most, and Metal) have no
 /// float32 formulation of these yet: refused at compile time, naming the op, rather than
@@ -1051,8 +1051,16 @@ mod special_function_tests {
     }
 
     #[test]
+    fn the_erf_family_has_a_float32_formulation() {
+        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv"] {
+            let lowered = lower_elemwise(op, "float32", false).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert!(!lowered.mlir.contains("f64"), "{op} uses f64 on a target without f64 math");
+        }
+    }
+
+    #[test]
     fn special_functions_are_refused_by_name_without_f64_math() {
-        for (op, name) in [("Erf", "erf"), ("Erfcinv", "erfcinv"), ("GammaLn", "gammaln"), ("TriGamma", "tri_gamma")] {
+        for (op, name) in [("Gamma", "gamma"), ("GammaLn", "gammaln"), ("Psi", "psi"), ("TriGamma", "tri_gamma")] {
             let lowered = lower_elemwise(op, "float32", true).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
             let err = lower_elemwise(op, "float32", false).expect_err(op).to_string();

@@ -1,10 +1,13 @@
 //! The error function family: erf, erfc, erfcx (the scaled exp(x^2) erfc(x)), and the
 //! inverses erfinv and erfcinv.
 //!
-//! In float64 only: `scalar.rs` computes float32 (and float16) with these f64 versions and
-//! rounds once (`own_math_f64`), and refuses them on targets without f64 math. The
-//! polynomials are our own least-squares fits (`scripts/fit_special.py`, mpmath at 50
-//! digits; the script prints each fit's error). The approach:
+//! Written for float64: `scalar.rs` computes float32 (and float16) with the f64 versions
+//! and rounds once where the target has f64 math (`own_math`). On Vulkan and Metal the
+//! same code runs in f32 (thresholds per type; the f64 coefficients rounded to f32, more
+//! terms than f32 needs) on the device's f32 exp and log, so it is as accurate as those
+//! (lavapipe's exp: 68 ULP). The polynomials are our own least-squares fits
+//! (`scripts/fit_special.py`, mpmath at 50 digits; the script prints each fit's error).
+//! The approach:
 //!
 //! - erf(x) = x P(x^2) for |x| < 1/2.
 //! - erfcx(x) for x >= 0 as (1 + 2x) erfcx(x) = P(y), y = (x - 4)/(x + 4) in [-1, 1): the
@@ -25,7 +28,7 @@
 //!   and -erfcinv(2 - q) above (1 - q and 2 - q are exact there).
 
 use super::exp_log::F;
-use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpF, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
 /// ERF_SMALL: degree 10; max relative error of P: 1.30e-22 (exact arithmetic), 1.29e-16 (float64 coefficients and Horner).
@@ -123,11 +126,6 @@ pub(super) fn poly(f: &mut F, coeffs: &[f64], v: &Value) -> Value {
     p
 }
 
-fn f64_only<'a>(b: &'a mut Block, x: &Value) -> F<'a> {
-    assert_eq!(x.scalar(), ScalarType::F64, "the special functions are f64 code");
-    F::new(b, x)
-}
-
 /// erf(x) = x P(x^2), for |x| <= 1/2 (-0.0 kept).
 fn erf_small(f: &mut F, x: &Value) -> Value {
     let t = f.mul(x, x);
@@ -146,16 +144,17 @@ fn erfcx_positive(f: &mut F, a: &Value) -> Value {
     let two_a = f.add(a, a);
     let d = f.add(&one, &two_a);
     let r = f.div(&p, &d);
-    // Past 2^27 the asymptotic series' next term, -1/(2a^2), is below 2^-55: 1/(sqrt(pi) a)
-    // (finite where 1 + 2a overflows, and 0 at +inf).
+    // Past 2^27 (2^13 in f32) the asymptotic series' next term, -1/(2a^2), is below half
+    // an ulp: 1/(sqrt(pi) a) (finite where 1 + 2a overflows, and 0 at +inf).
     let c = f.c(FRAC_1_SQRT_PI);
     let far = f.div(&c, a);
-    let limit = f.c(134217728.0);
+    let limit = f.t(134217728.0, 8192.0);
     let beyond = f.cmp(CmpF::Ogt, a, &limit);
     f.sel(&beyond, &far, &r)
 }
 
-/// exp(-a^2) * s for a >= 0 and 0 <= s < 1 (s = erfcx(a)): 0 past a = 40 (and at inf).
+/// exp(-a^2) * s for a >= 0 and 0 <= s < 1 (s = erfcx(a)): 0 past a = 40 (12 in f32;
+/// and at inf).
 fn times_exp_minus_square(f: &mut F, a: &Value, s: &Value) -> Value {
     let hi = f.mul(a, a);
     let minus_hi = f.neg(&hi);
@@ -168,14 +167,14 @@ fn times_exp_minus_square(f: &mut F, a: &Value, s: &Value) -> Value {
     let h = f.exp(&minus_half);
     let sh = f.mul(s, &h);
     let split = f.mul(&sh, &h);
-    let cut = f.c(705.0);
+    let cut = f.t(705.0, 85.0);
     let deep = f.cmp(CmpF::Ogt, &hi, &cut);
     let r = f.sel(&deep, &split, &direct);
     // exp(-hi - lo) = exp(-hi) (1 - lo) (|lo| < 2^-43 hi's ulp, its square is nothing).
     let minus_r = f.neg(&r);
     let r = f.fma(&minus_r, &lo, &r);
     let zero = f.c(0.0);
-    let forty = f.c(40.0);
+    let forty = f.t(40.0, 12.0);
     let far = f.cmp(CmpF::Ogt, a, &forty);
     f.sel(&far, &zero, &r)
 }
@@ -187,7 +186,7 @@ fn erfc_tail(f: &mut F, a: &Value) -> Value {
 }
 
 pub fn erf(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let a = f.abs(x);
     let small = erf_small(f, x);
@@ -202,7 +201,7 @@ pub fn erf(b: &mut Block, x: &Value) -> Value {
 }
 
 pub fn erfc(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let a = f.abs(x);
     let one = f.c(1.0);
@@ -221,7 +220,7 @@ pub fn erfc(b: &mut Block, x: &Value) -> Value {
 }
 
 pub fn erfcx(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let a = f.abs(x);
     let s = erfcx_positive(f, &a);
@@ -291,7 +290,7 @@ fn erfinv_small(f: &mut F, y: &Value) -> Value {
 }
 
 pub fn erfinv(b: &mut Block, y: &Value) -> Value {
-    let mut f = f64_only(b, y);
+    let mut f = F::new(b, y);
     let f = &mut f;
     let a = f.abs(y);
     let one = f.c(1.0);
@@ -315,7 +314,7 @@ pub fn erfinv(b: &mut Block, y: &Value) -> Value {
 }
 
 pub fn erfcinv(b: &mut Block, q: &Value) -> Value {
-    let mut f = f64_only(b, q);
+    let mut f = F::new(b, q);
     let f = &mut f;
     let zero = f.c(0.0);
     let half = f.c(0.5);
