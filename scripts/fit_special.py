@@ -197,6 +197,8 @@ def main():
         err = check(name, spec, coeffs)
         rust(name, coeffs, degree, err, name)
     print(f"// PSI_ROOT = {mp.nstr(PSI_ROOT, 40)}: hi {float(PSI_ROOT)!r} lo {float(PSI_ROOT - mp.mpf(float(PSI_ROOT)))!r}")
+    hi32 = float(np.float32(float(PSI_ROOT)))
+    print(f"// float32 split: hi {hi32!r} lo {float(PSI_ROOT - mp.mpf(hi32))!r}")
 
 
 if __name__ == "__main__":

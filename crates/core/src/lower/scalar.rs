@@ -229,10 +229,10 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Erfcx => own_math(b, &ins[0], out, erf::erfcx)?,
         ScalarOp::Erfinv => own_math(b, &ins[0], out, erf::erfinv)?,
         ScalarOp::Erfcinv => own_math(b, &ins[0], out, erf::erfcinv)?,
-        ScalarOp::Gamma => own_math_f64(b, &ins[0], out, "gamma", gamma::gamma)?,
-        ScalarOp::GammaLn => own_math_f64(b, &ins[0], out, "gammaln", gamma::gammaln)?,
-        ScalarOp::Psi => own_math_f64(b, &ins[0], out, "psi", gamma::psi)?,
-        ScalarOp::TriGamma => own_math_f64(b, &ins[0], out, "tri_gamma", gamma::tri_gamma)?,
+        ScalarOp::Gamma => own_math(b, &ins[0], out, gamma::gamma)?,
+        ScalarOp::GammaLn => own_math(b, &ins[0], out, gamma::gammaln)?,
+        ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
+        ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
@@ -1011,32 +1011,6 @@ fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> 
 // ---------------------------------------------------------------------------------------
 // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
 
-/// A special function of our own library written in f64 only (`scalar_math/gamma.rs`;
-/// erf.rs has f32 versions too and goes through `own_math`): float32 and float16 (and the integers, after PyTensor's
-/// `upgrade_to_float`) are computed in f64 and rounded once. Targets without f64 math
-/// (Vulkan, whose SPIR-V exp and log take 32-bit floats at most, and Metal) have no
-/// float32 formulation of these yet: refused at compile time, naming the op, rather than
-/// computed less accurately.
-fn own_math_f64(b: &mut Block, x: &Scalar, out: DType, name: &str, f: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
-    if !out.is_float() {
-        return Err(format!("{name} to {out}"));
-    }
-    if !widen_f32() {
-        return Err(format!(
-            "{name} is computed with float64 math, which this target (Vulkan or Metal: no f64 exp/log) does not \
-             compile; there is no float32 formulation of {name} yet"
-        ));
-    }
-    let x = convert(b, x, out).value;
-    let ty = x.scalar();
-    if ty == ScalarType::F64 {
-        return Ok(f(b, &x));
-    }
-    let wide = b.cast(Cast::ExtF, &x, ScalarType::F64);
-    let r = f(b, &wide);
-    Ok(b.cast(Cast::TruncF, &r, ty))
-}
-
 #[cfg(test)]
 mod special_function_tests {
     fn lower_elemwise(op: &str, dtype: &str, float64_math: bool) -> Result<crate::Lowered, crate::GraphError> {
@@ -1050,21 +1024,15 @@ mod special_function_tests {
         crate::compile_export(&json, crate::ScalarTarget { float64_math })
     }
 
+    /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
     #[test]
-    fn the_erf_family_has_a_float32_formulation() {
-        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv"] {
+    fn special_functions_have_a_float32_formulation() {
+        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma"] {
             let lowered = lower_elemwise(op, "float32", false).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(!lowered.mlir.contains("f64"), "{op} uses f64 on a target without f64 math");
-        }
-    }
-
-    #[test]
-    fn special_functions_are_refused_by_name_without_f64_math() {
-        for (op, name) in [("Gamma", "gamma"), ("GammaLn", "gammaln"), ("Psi", "psi"), ("TriGamma", "tri_gamma")] {
+            // With f64 math, float32 is computed in f64 and rounded once.
             let lowered = lower_elemwise(op, "float32", true).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
-            let err = lower_elemwise(op, "float32", false).expect_err(op).to_string();
-            assert!(err.contains(&format!("{name} is computed with float64 math")), "{op}: {err}");
         }
     }
 }

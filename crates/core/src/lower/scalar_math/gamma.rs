@@ -1,7 +1,9 @@
 //! The gamma function family: gamma, gammaln (log|gamma|), psi (digamma) and tri_gamma.
 //!
-//! In float64 only, as erf.rs (float32 is computed with these and rounded once). The
-//! polynomials are our own least-squares fits (`scripts/fit_special.py`). The approach:
+//! Written for float64, as erf.rs: float32 is computed with the f64 versions and rounded
+//! once where the target has f64 math; on Vulkan and Metal the same code runs in f32
+//! (thresholds and scale factors per type). The polynomials are our own least-squares fits
+//! (`scripts/fit_special.py`). The approach:
 //!
 //! - Polynomials on short intervals around the awkward points, with the roots factored out
 //!   so that the result is accurate relative to itself: lgamma(1 + t) = t P(t) and
@@ -12,7 +14,7 @@
 //!   psi(a) = psi(a - n) + sum 1/(a-j) (every term positive) below 10, trigamma by the
 //!   upward sum of 1/(a+k)^2 (every term positive) up to 10, gamma(a) = gamma(a - n)
 //!   (a-1)...(a-n) with the product carried in two doubles (so the up to 190 factors add
-//!   no rounding) and scaled by 2^-512 when it grows, so that gamma of a negative x whose
+//!   no rounding) and scaled by 2^-512 when it grows (2^-100 in f32), so that gamma of a negative x whose
 //!   |x|! overflows still comes out (subnormal or not).
 //! - Past 10, the asymptotic (Stirling) series, each as a fitted polynomial in 1/a^2.
 //! - Negative x by reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x),
@@ -34,7 +36,7 @@
 
 use super::erf::poly;
 use super::exp_log::F;
-use crate::mlir::{Arith, Block, CmpF, MathUnary, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
 /// LGAMMA_NEAR1: degree 30; max relative error of P: 2.35e-19 (exact arithmetic), 2.89e-16 (float64 coefficients and Horner).
@@ -217,23 +219,20 @@ const COSPI: [f64; 8] = [
     -0.00010356955680679986,
 ];
 
-/// psi's positive root x0 = 1.46163214496836234126... as hi + lo (mpmath, in fit_special.py).
-const PSI_ROOT_HI: f64 = 1.4616321449683622;
-const PSI_ROOT_LO: f64 = 9.549995429965697e-17;
+/// psi's positive root x0 = 1.46163214496836234126... as hi + lo per type (f64, f32)
+/// (mpmath, in fit_special.py).
+const PSI_ROOT_HI: (f64, f64) = (1.4616321449683622, 1.4616321325302124);
+const PSI_ROOT_LO: (f64, f64) = (9.549995429965697e-17, 1.2438149938918909e-08);
 /// log(2 pi) / 2 - 1/2, the constant of lgamma's Stirling formula written with (a - 1/2)(log a - 1).
 const HALF_LOG_TWO_PI_MINUS_HALF: f64 = 0.41893853320467274;
 /// Below this |x|, lgamma(x) = -log|x|, gamma(x) = 1/x and psi(x) = -1/x to the last bit.
 const TINY: f64 = 8.673617379884035e-19; // 2^-60
-/// 2^512 and 2^-512: the scale of gamma's product.
-const TWO_512: f64 = 1.3407807929942597e154;
-const TWO_MINUS_512: f64 = 7.458340731200207e-155;
-/// Where gamma's recurrence stops: gamma(a) overflows from 171.62, gamma(-a) is 0 past 190.
-const GAMMA_LIMIT: f64 = 190.0;
-
-fn f64_only<'a>(b: &'a mut Block, x: &Value) -> F<'a> {
-    assert_eq!(x.scalar(), ScalarType::F64, "the special functions are f64 code");
-    F::new(b, x)
-}
+/// The scale of gamma's product, per type (f64, f32): 2^512 or 2^100, and its inverse.
+const SCALE: (f64, f64) = (1.3407807929942597e154, 1.2676506002282294e30);
+const INV_SCALE: (f64, f64) = (7.458340731200207e-155, 7.888609052210118e-31);
+/// Where gamma's recurrence stops: gamma(a) overflows from 171.62 (35.04 in f32),
+/// gamma(-a) is 0 past 190 (50 in f32). Two scalings at most cover the product up to there.
+const GAMMA_LIMIT: (f64, f64) = (190.0, 50.0);
 
 fn floor(f: &mut F, v: &Value) -> Value {
     f.b.math(MathUnary::Floor, v)
@@ -253,7 +252,7 @@ fn sin_cos_pi(f: &mut F, x: &Value) -> (Value, Value) {
     let shifted = f.add(x, &half);
     let n = floor(f, &shifted);
     let ax = f.abs(x);
-    let big = f.c(4503599627370496.0);
+    let big = f.t(4503599627370496.0, 8388608.0);
     let integral = f.cmp(CmpF::Oge, &ax, &big);
     let n = f.sel(&integral, x, &n);
     let r = f.sub(x, &n);
@@ -354,7 +353,7 @@ fn lgamma_positive(f: &mut F, a: &Value) -> Value {
 }
 
 pub fn gammaln(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let neg = negative(f, x);
@@ -392,10 +391,13 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
     let u_low = f.sub(a, &half);
     let u_high = f.sub(a, &three_halves);
     let u = f.sel(&below_one, &u_low, &u_high);
-    let root_minus_one = f.c(PSI_ROOT_HI - 1.0);
-    let root = f.c(PSI_ROOT_HI);
-    let root_lo = f.c(PSI_ROOT_LO);
+    let root_minus_one = f.k((PSI_ROOT_HI.0 - 1.0, PSI_ROOT_HI.1 - 1.0));
+    let root = f.k(PSI_ROOT_HI);
+    let root_lo = f.k(PSI_ROOT_LO);
     let c = f.sel(&below_one, &root_minus_one, &root);
+    // (a - hi) - lo: a - hi is exact. (On lavapipe, Mesa's compiler reassociates this
+    // into a - (hi + lo), which is a - hi in f32: there psi is 0 at the float nearest its
+    // root instead of -1.2e-8; an absolute error of 1e-8.)
     let d = f.sub(a, &c);
     let d = f.sub(&d, &root_lo);
     let p = poly(f, &PSI_NEAR_ROOT, &u);
@@ -441,7 +443,7 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
 }
 
 pub fn psi(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let neg = negative(f, x);
@@ -493,7 +495,7 @@ fn trigamma_positive(f: &mut F, a: &Value) -> Value {
 }
 
 pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let neg = negative(f, x);
@@ -513,7 +515,7 @@ pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
 }
 
 pub fn gamma(b: &mut Block, x: &Value) -> Value {
-    let mut f = f64_only(b, x);
+    let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let zero = f.c(0.0);
@@ -524,7 +526,7 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let below_one = f.cmp(CmpF::Olt, &a, &one);
     let fl = floor(f, &a);
     let n = f.sub(&fl, &one);
-    let limit = f.c(GAMMA_LIMIT);
+    let limit = f.k(GAMMA_LIMIT);
     let n = f.b.arith(Arith::MaximumF, &n, &zero);
     let n = f.b.arith(Arith::MinimumF, &n, &limit);
     let z = f.sub(&a, &n);
@@ -534,16 +536,18 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let u = f.sel(&below_one, &u_low, &u_high);
     let g = poly(f, &GAMMA_1_2, &u);
     let d = f.sel(&below_one, &a, &one);
-    // (a-1)(a-2)...(a-n) in two doubles (TwoProd by FMA), scaled by 2^-512 past 2^512.
-    let big = f.c(TWO_512);
-    let small = f.c(TWO_MINUS_512);
+    // (a-1)(a-2)...(a-n) in two doubles (TwoProd by FMA), scaled by 2^-512 past 2^512
+    // (2^-100 past 2^100 in f32).
+    let big = f.k(SCALE);
+    let small = f.k(INV_SCALE);
+    let ty = f.ty;
     let inits = [one.clone(), one.clone(), zero.clone(), zero.clone()];
     let (n_in, a_in) = (n.clone(), a.clone());
     let done = f.b.scf_while(
         &inits,
         |c, v| c.cmpf(CmpF::Ole, &v[0], &n_in),
         |l, v| {
-            let mut g = F { b: l, ty: ScalarType::F64 };
+            let mut g = F { b: l, ty };
             let (j, hi, lo, scale) = (&v[0], &v[1], &v[2], &v[3]);
             let one = g.c(1.0);
             let factor = g.sub(&a_in, j);
@@ -551,8 +555,8 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
             let minus_p = g.neg(&p);
             let e = g.fma(hi, &factor, &minus_p);
             let lo = g.fma(lo, &factor, &e);
-            let big = g.c(TWO_512);
-            let small = g.c(TWO_MINUS_512);
+            let big = g.k(SCALE);
+            let small = g.k(INV_SCALE);
             let grown = g.cmp(CmpF::Ogt, &p, &big);
             let p_scaled = g.mul(&p, &small);
             let lo_scaled = g.mul(&lo, &small);
