@@ -395,10 +395,17 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
     let root = f.k(PSI_ROOT_HI);
     let root_lo = f.k(PSI_ROOT_LO);
     let c = f.sel(&below_one, &root_minus_one, &root);
-    // (a - hi) - lo: a - hi is exact. (On lavapipe, Mesa's compiler reassociates this
-    // into a - (hi + lo), which is a - hi in f32: there psi is 0 at the float nearest its
-    // root instead of -1.2e-8; an absolute error of 1e-8.)
+    // (a - hi) - lo: a - hi is exact. GPU compilers may fold two constants in a row
+    // (Mesa's turns (a - hi) - lo into a - (hi + lo), which is a - hi in f32, an absolute
+    // error of 1e-8 near the root): lo goes through a select on a run-time value there.
     let d = f.sub(a, &c);
+    let root_lo = if f.f64() {
+        root_lo
+    } else {
+        let zero = f.c(0.0);
+        let a_nan = f.cmp(CmpF::Uno, a, a);
+        f.sel(&a_nan, &zero, &root_lo)
+    };
     let d = f.sub(&d, &root_lo);
     let p = poly(f, &PSI_NEAR_ROOT, &u);
     let pr = f.mul(&d, &p);
