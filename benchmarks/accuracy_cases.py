@@ -50,6 +50,9 @@ class Case:
     # argument reduction); beyond it results need only be finite and in range.
     bound: dict = field(default_factory=dict)
     arity: int = 1
+    # Points left out (compared as bits, so -0.0 drops only -0.0): where the exact value's
+    # sign cannot be told from an mpf, as gamma(-0.0) = -inf; tests check those bit for bit.
+    drop: tuple = field(default=())
 
 
 def within_bound(case, dtype, values):
@@ -138,9 +141,83 @@ _TRIG_DOMAIN = (log(1e-320, 1e15, only="float64"), log(1e-45, 1e5, only="float32
 # -0.0 is left out (mpmath has no signed zeros; the C backend tests cover it).
 _ATAN2_SPECIALS = (0.0, 1.0, -1.0, 5e-324, -5e-324, 1e-310, 1e308, -1e308, np.inf, -np.inf, np.nan, 2.0, -3.0)
 _ATAN2_EDGES = tuple((a, b) for a in _ATAN2_SPECIALS for b in _ATAN2_SPECIALS)
+def _is_pole(x):
+    """x is 0, a negative integer or -inf: a pole of the gamma family."""
+    return x <= 0 and (mpmath.isinf(x) or x == mpmath.floor(x))
+
+
+def _erf(x):
+    # mpmath's erf and erfc fail past about 1e150 (their series test overflows a float).
+    return mpmath.sign(x) if abs(x) > 1e4 else mpmath.erf(x)
+
+
+def _erfc(x):
+    if abs(x) > 1e4:
+        return mpmath.mpf(0) if x > 0 else mpmath.mpf(2)
+    return mpmath.erfc(x)
+
+
+def _erfcx(x):
+    if x > 1e8:  # the asymptotic series, without exp(x^2) of a huge x
+        return 1 / (x * mpmath.sqrt(mpmath.pi)) * (1 - 1 / (2 * x * x) + 3 / (4 * x**4))
+    if x < -1e4:
+        return mpmath.inf
+    return mpmath.exp(x * x) * mpmath.erfc(x)
+
+
+def _erfcinv(q):
+    """erfcinv(q), by Newton's method on log erfc below 1/2 (erfinv(1 - q) would round
+    1 - q at the working precision for tiny q)."""
+    if not 0 <= q <= 2:
+        return mpmath.mpf("nan")
+    if q >= 0.5:
+        return mpmath.erfinv(1 - q)  # exact: 1 - q has fewer bits than the precision
+    if q == 0:
+        return mpmath.inf
+    log_q = mpmath.log(q)
+    x = mpmath.sqrt(-log_q)
+    for _ in range(200):
+        step = (mpmath.log(mpmath.erfc(x)) - log_q) / (-2 / mpmath.sqrt(mpmath.pi) * mpmath.exp(-x * x) / mpmath.erfc(x))
+        x -= step
+        if abs(step) < mpmath.mpf(2) ** (-mpmath.mp.prec + 8) * x:
+            break
+    return x
+
+
+def _gammaln(x):
+    # +inf at the poles and -inf, as C's lgamma.
+    if mpmath.isinf(x) or _is_pole(x):
+        return mpmath.inf
+    return mpmath.loggamma(x).real
+
+
+def _gamma(x):
+    # nan at the negative integers and -inf, as C's tgamma (+-0 give +-inf: dropped here).
+    if _is_pole(x):
+        return mpmath.mpf("nan") if x != 0 else mpmath.inf
+    if mpmath.isinf(x):
+        return mpmath.inf
+    return mpmath.gamma(x)
+
+
+def _psi(x):
+    # +inf at the poles and -inf, as PyTensor's C `_psi`.
+    if _is_pole(x):
+        return mpmath.inf
+    return mpmath.digamma(x)
+
+
+def _trigamma(x):
+    # +inf at the poles and -inf, as scipy's polygamma(1, x).
+    if _is_pole(x):
+        return mpmath.inf
+    if mpmath.isinf(x):
+        return mpmath.mpf(0)
+    return mpmath.psi(1, x)
 
 
 HUGE = 1e308  # clamped to each dtype's largest finite value
+PSI_ROOT = 1.4616321449683622
 
 CASES = [
     # The exponential and logarithm family (crates/core/src/lower/scalar_math/exp_log.rs).
@@ -180,6 +257,26 @@ CASES = [
          edges=(0.41421356237309503, -0.41421356237309503, 2.414213562373095, 1.0, -1.0, 1e16, 1e-8)),
     Case("arctan2", pt.arctan2, real(_atan2), (log(1e-320, HUGE), uniform(-4, 4), log(1e-3, 1e3)),
          edges=_ATAN2_EDGES, arity=2),
+    # Special functions (crates/core/src/lower/scalar_math/erf.rs and gamma.rs).
+    Case("erf", pt.erf, real(_erf), (log(1e-320, 10), uniform(-6, 6)), edges=(0.5, -0.5, 0.49999999999999994, 5.9, 6.0, 3.9)),
+    Case("erfc", pt.erfc, real(_erfc), (log(1e-320, 30), uniform(-6, 28), uniform(26, 27.3), uniform(8, 10.5, only="float32")),
+         edges=(0.5, -0.5, 0.49999999999999994, 26.55, 27.2, 27.3, 10.05, -6.0)),
+    Case("erfcx", pt.erfcx, real(_erfcx), (log(1e-320, HUGE, +1), uniform(-27, 40), log(1e-3, 30, -1), uniform(-9.5, 0, only="float32")),
+         edges=(-26.6, -26.62, -26.64, -27.0, -9.38, -9.4, 1e8, 2e8, 4.0, 0.5)),
+    Case("erfinv", pt.erfinv, real(mpmath.erfinv), (uniform(-1, 1), log(1e-320, 1), log(1e-17, 0.5, -1, center=1.0), log(1e-17, 0.5, +1, center=-1.0)),
+         edges=(0.5, -0.5, 0.5000000000000001, 1.0, -1.0, 1.5, 0.9999999999999999)),
+    Case("erfcinv", pt.erfcinv, real(_erfcinv), (uniform(0, 2), log(1e-320, 0.5, +1), log(1e-17, 0.5, -1, center=2.0), log(1e-17, 0.5, 0, center=1.0)),
+         edges=(0.5, 1.5, 1.0, 0.0, 2.0, 2.5, -1.0, 1e-300, 5e-324, 1.9999999999999998)),
+    Case("gammaln", pt.gammaln, real(_gammaln),
+         (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-30, 0), log(1e-18, 0.5, 0, center=1.0), log(1e-18, 0.5, 0, center=2.0)),
+         edges=(1.0, 2.0, 1.5, 2.5, 10.0, -1.0, -2.5, 2.5e305, 2.6e305, 4e36, 1e-300)),
+    Case("gamma", pt.gamma, real(_gamma), (log(1e-320, 200, +1), uniform(0, 172), uniform(-190, 0), uniform(-5, 5), uniform(-40, 36, only="float32")),
+         edges=(171.62, 171.7, -170.5, -171.5, -184.3, -0.5, 1.0, 2.0, 35.04, 35.1, -3e-39), drop=(-0.0,)),
+    Case("psi", pt.psi, real(_psi),
+         (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-20, 0), log(1e-18, 0.3, 0, center=PSI_ROOT)),
+         edges=(PSI_ROOT, 1.0, 2.0, 3.0, 10.0, -0.5, -1.5, 1e-300, -1e-300)),
+    Case("tri_gamma", pt.tri_gamma, real(_trigamma), (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-20, 0)),
+         edges=(1.0, 2.0, 10.0, -0.5, -1.5, 1e-160, -1e-160)),
 ]  # fmt: skip
 
 BY_NAME = {c.name: c for c in CASES}
@@ -224,4 +321,8 @@ def points(case, dtype, n, rng):
     parts.append(dtype_edges(dtype).astype(np.float64))
     parts.append(np.array(case.edges, dtype=np.float64))
     with np.errstate(over="ignore"):
-        return np.concatenate(parts).astype(dtype)
+        v = np.concatenate(parts).astype(dtype)
+    for d in case.drop:
+        d = np.array(d, dtype=dtype)
+        v = v[v.view(f"u{dtype.itemsize}") != d.view(f"u{dtype.itemsize}")]
+    return v

@@ -189,6 +189,21 @@ pub enum ScalarOp {
     ArcTan,
     ArcTan2,
     // End of issue 3's trig block.
+    // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+    Erf,
+    Erfc,
+    /// `erfcx(x) = exp(x^2) erfc(x)`.
+    Erfcx,
+    Erfinv,
+    Erfcinv,
+    Gamma,
+    /// `gammaln(x) = log|gamma(x)|`.
+    GammaLn,
+    /// The digamma function.
+    Psi,
+    /// `polygamma(1, x)`.
+    TriGamma,
+    // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
 }
 
@@ -263,6 +278,17 @@ impl ScalarOp {
             "ArcTan" => ArcTan,
             "ArcTan2" => ArcTan2,
             // End of issue 3's trig block.
+            // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+            "Erf" => Erf,
+            "Erfc" => Erfc,
+            "Erfcx" => Erfcx,
+            "Erfinv" => Erfinv,
+            "Erfcinv" => Erfcinv,
+            "Gamma" => Gamma,
+            "GammaLn" => GammaLn,
+            "Psi" => Psi,
+            "TriGamma" => TriGamma,
+            // End of issue 3's special-function block.
             _ => return None,
         })
     }

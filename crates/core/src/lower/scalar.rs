@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{exp_log, trig};
+use super::scalar_math::{erf, exp_log, gamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -246,6 +246,17 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::ArcTan => own_math(b, &ins[0], out, trig::atan)?,
         ScalarOp::ArcTan2 => own_math2(b, &ins[0], &ins[1], out, trig::atan2)?,
         // End of issue 3's trig block.
+        // Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+        ScalarOp::Erf => own_math(b, &ins[0], out, erf::erf)?,
+        ScalarOp::Erfc => own_math(b, &ins[0], out, erf::erfc)?,
+        ScalarOp::Erfcx => own_math(b, &ins[0], out, erf::erfcx)?,
+        ScalarOp::Erfinv => own_math(b, &ins[0], out, erf::erfinv)?,
+        ScalarOp::Erfcinv => own_math(b, &ins[0], out, erf::erfcinv)?,
+        ScalarOp::Gamma => own_math(b, &ins[0], out, gamma::gamma)?,
+        ScalarOp::GammaLn => own_math(b, &ins[0], out, gamma::gammaln)?,
+        ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
+        ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
+        // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
     Ok(vec![Scalar { value: v, dtype: out }])
@@ -1039,3 +1050,33 @@ fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value
         .collect();
     Ok((args, ty, work))
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue 3: special functions (lower/scalar_math/{erf,gamma}.rs).
+
+#[cfg(test)]
+mod special_function_tests {
+    fn lower_elemwise(op: &str, dtype: &str, float64_math: bool) -> Result<crate::Lowered, crate::GraphError> {
+        let json = format!(
+            r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{dtype}", "shape": [null]}}, "name": "x"}},
+                {{"type": {{"kind": "tensor", "dtype": "{dtype}", "shape": [null]}}, "name": null}}],
+              "inputs": [0], "outputs": [1],
+              "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
+                          "inputs": [0], "outputs": [1]}}]}}"#
+        );
+        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true })
+    }
+
+    /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
+    #[test]
+    fn special_functions_have_a_float32_formulation() {
+        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma"] {
+            let lowered = lower_elemwise(op, "float32", false).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert!(!lowered.mlir.contains("f64"), "{op} uses f64 on a target without f64 math");
+            // With f64 math, float32 is computed in f64 and rounded once.
+            let lowered = lower_elemwise(op, "float32", true).unwrap_or_else(|e| panic!("{op}: {e}"));
+            assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
+        }
+    }
+}
+// End of issue 3's special-function block.

@@ -1,0 +1,617 @@
+//! The gamma function family: gamma, gammaln (log|gamma|), psi (digamma) and tri_gamma.
+//!
+//! Written for float64, as erf.rs: float32 is computed with the f64 versions and rounded
+//! once where the target has f64 math; on Vulkan and Metal the same code runs in f32
+//! (thresholds and scale factors per type). The polynomials are our own least-squares fits
+//! (`scripts/fit_special.py`). The approach:
+//!
+//! - Polynomials on short intervals around the awkward points, with the roots factored out
+//!   so that the result is accurate relative to itself: lgamma(1 + t) = t P(t) and
+//!   lgamma(2 + t) = t P(t) for |t| <= 1/2 (lgamma's roots at 1 and 2), psi(x) =
+//!   (x - x0) P(x) on [1, 2] with psi's root x0 = 1.4616... split in two doubles, psi on
+//!   [2, 3], gamma on [1, 2].
+//! - Recurrences to reach them: lgamma(a) = lgamma(a - n) + log((a-1)...(a-n)) below 10,
+//!   psi(a) = psi(a - n) + sum 1/(a-j) (every term positive) below 10, trigamma by the
+//!   upward sum of 1/(a+k)^2 (every term positive) up to 10, gamma(a) = gamma(a - n)
+//!   (a-1)...(a-n) with the product carried in two doubles (so the up to 190 factors add
+//!   no rounding) and scaled by 2^-512 when it grows (2^-100 in f32), so that gamma of a negative x whose
+//!   |x|! overflows still comes out (subnormal or not).
+//! - Past 10, the asymptotic (Stirling) series, each as a fitted polynomial in 1/a^2.
+//! - Negative x by reflection: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x),
+//!   psi(x) = psi(1 - x) - pi cot(pi x), trigamma(x) = pi^2 / sin^2(pi x) - trigamma(1 - x),
+//!   gamma(x) = -pi / (x sin(pi x) gamma(-x)) (-x exact: the rounding of 1 - x would cost
+//!   gamma up to |x| psi(1 - x) ulps). sin(pi x) and cos(pi x) come from an exact reduction
+//!   to |r| <= 1/4 and fitted polynomials.
+//!
+//! Near the zeros of lgamma and psi on the negative axis the reflection's difference
+//! cancels: there the error is absolute (about 1e-16 times the size of the two terms),
+//! as in Cephes and in PyTensor's own C psi.
+//!
+//! Special values follow PyTensor's C backend: lgamma is +inf at 0, the negative integers
+//! and -inf (C's lgamma); gamma is +-inf at +-0 and nan at the negative integers and -inf
+//! (C's tgamma); psi is +inf at 0, the negative integers and -inf (PyTensor's C `_psi`).
+//! tri_gamma follows scipy's polygamma(1, x), which the C code does not: +inf at the poles
+//! (0, the negative integers, -inf) and the true value for negative x (the C code returns
+//! 0 for every x <= 0).
+
+use super::erf::poly;
+use super::F;
+use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
+
+// Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
+/// LGAMMA_NEAR1: degree 30; max relative error of P: 2.35e-19 (exact arithmetic), 2.89e-16 (float64 coefficients and Horner).
+const LGAMMA_NEAR1: [f64; 31] = [
+    -0.5772156649015329,
+    0.8224670334241132,
+    -0.4006856343865314,
+    0.27058080842778104,
+    -0.20738555102869508,
+    0.1695571769980864,
+    -0.14404989676662208,
+    0.12550966946368927,
+    -0.11133426598789478,
+    0.1000994606234073,
+    -0.09095401357678125,
+    0.08335374088165817,
+    -0.07693257915442721,
+    0.07143508567827879,
+    -0.06666813643510701,
+    0.06246895912530113,
+    -0.05882392397805829,
+    0.055896899781883884,
+    -0.05270219532351598,
+    0.04738081148178645,
+    -0.046654367543134366,
+    0.059907708954299005,
+    -0.05068885935749074,
+    -0.014711403706459956,
+    -0.00579219431477567,
+    0.18807939833397533,
+    -0.14144841395548788,
+    -0.2134473172707422,
+    0.1591233922116,
+    0.246449538951845,
+    -0.21347544247829592,
+];
+/// LGAMMA_NEAR2: degree 18; max relative error of P: 1.42e-18 (exact arithmetic), 2.60e-16 (float64 coefficients and Horner).
+const LGAMMA_NEAR2: [f64; 19] = [
+    0.42278433509846713,
+    0.32246703342411326,
+    -0.06735230105319827,
+    0.020580808427780404,
+    -0.007385551028653873,
+    0.0028905103310329244,
+    -0.001192753912586913,
+    0.0005096695154453676,
+    -0.00022315473870210706,
+    9.945767310644536e-05,
+    -4.492649017533604e-05,
+    2.0505594177782874e-05,
+    -9.437515259088525e-06,
+    4.38468964510872e-06,
+    -2.048650638058676e-06,
+    9.200865627332866e-07,
+    -4.224009847689993e-07,
+    2.7870898791632095e-07,
+    -1.4119647050723332e-07,
+];
+/// LGAMMA_TAIL: degree 6; max relative error of P: 3.49e-19 (exact arithmetic), 1.38e-16 (float64 coefficients and Horner).
+const LGAMMA_TAIL: [f64; 7] = [
+    0.08333333333333333,
+    -0.0027777777777774917,
+    0.0007936507931900875,
+    -0.0005952378165582424,
+    0.000841670233533309,
+    -0.0019054572918370228,
+    0.005495146969381825,
+];
+/// PSI_NEAR_ROOT: degree 21; max relative error of P: 1.66e-17 (exact arithmetic), 2.28e-16 (float64 coefficients and Horner).
+const PSI_NEAR_ROOT: [f64; 22] = [
+    0.951055876031833,
+    -0.42362742128146047,
+    0.2405424842407744,
+    -0.1484049230539182,
+    0.09498872445491668,
+    -0.06192213327225021,
+    0.040760833813685074,
+    -0.02697579678866966,
+    0.017907252406390132,
+    -0.011908217288035022,
+    0.007926945142547413,
+    -0.005279974272120003,
+    0.0035190018717982732,
+    -0.002345190093614966,
+    0.001556657328941998,
+    -0.0010380410684524238,
+    0.0007232393621304359,
+    -0.00048091135300706286,
+    0.0002273979166718253,
+    -0.00015378389146321241,
+    0.00025955267170200584,
+    -0.00017136569586432938,
+];
+/// PSI_2_3: degree 16; max relative error of P: 1.69e-17 (exact arithmetic), 4.35e-16 (float64 coefficients and Horner).
+const PSI_2_3: [f64; 17] = [
+    0.7031566406452432,
+    0.4903577561002345,
+    -0.11810202582086111,
+    0.03731764146960402,
+    -0.01307316664634549,
+    0.004821409817925986,
+    -0.001830564030259814,
+    0.0007073882520884575,
+    -0.00027643939296944845,
+    0.00010882468944063501,
+    -4.305134094381053e-05,
+    1.7097808635903947e-05,
+    -6.8065755594380585e-06,
+    2.6726294061093682e-06,
+    -1.0558456484653583e-06,
+    5.125880235104667e-07,
+    -2.1509723887049367e-07,
+];
+/// PSI_TAIL: degree 6; max relative error of P: 5.10e-18 (exact arithmetic), 1.39e-16 (float64 coefficients and Horner).
+const PSI_TAIL: [f64; 7] = [
+    0.08333333333333333,
+    -0.008333333333329153,
+    0.003968253961521467,
+    -0.004166662590118671,
+    0.007574576595610564,
+    -0.020915493429236442,
+    0.06981743982710836,
+];
+/// TRIGAMMA_TAIL: degree 6; max relative error of P: 3.96e-17 (exact arithmetic), 1.38e-16 (float64 coefficients and Horner).
+const TRIGAMMA_TAIL: [f64; 7] = [
+    0.16666666666666666,
+    -0.033333333333268295,
+    0.02380952370471921,
+    -0.03333326980817233,
+    0.075739142445335,
+    -0.25033834142177913,
+    0.95389739216582,
+];
+/// GAMMA_1_2: degree 22; max relative error of P: 4.47e-18 (exact arithmetic), 1.18e-16 (float64 coefficients and Horner).
+const GAMMA_1_2: [f64; 23] = [
+    0.886226925452758,
+    0.032338397448884865,
+    0.4148134536883018,
+    -0.10729480456472032,
+    0.14464535904449663,
+    -0.07752305230525706,
+    0.058610303826438066,
+    -0.038001935295909776,
+    0.025837606101348647,
+    -0.017222449989051605,
+    0.011522523379791094,
+    -0.007690100232809411,
+    0.005131529699684303,
+    -0.0034239504825512045,
+    0.0022836525710724343,
+    -0.001514292575889538,
+    0.0010082117657156959,
+    -0.0007099922087504,
+    0.0004776194849803789,
+    -0.00021195538678564756,
+    0.0001340973980355403,
+    -0.0002602435056386095,
+    0.00017874735653864937,
+];
+/// SINPI: degree 7; max relative error of P: 2.14e-21 (exact arithmetic), 1.43e-16 (float64 coefficients and Horner).
+const SINPI: [f64; 8] = [
+    3.141592653589793,
+    -5.16771278004997,
+    2.550164039877342,
+    -0.5992645293203428,
+    0.08214588658189266,
+    -0.007370429924312106,
+    0.00046628316054036616,
+    -2.171926763137092e-05,
+];
+/// COSPI: degree 7; max relative error of P: 4.08e-20 (exact arithmetic), 2.04e-16 (float64 coefficients and Horner).
+const COSPI: [f64; 8] = [
+    1.0,
+    -4.934802200544679,
+    4.058712126416749,
+    -1.3352627688520298,
+    0.23533063019466724,
+    -0.025806885719965256,
+    0.0019294663401272546,
+    -0.00010356955680679986,
+];
+
+/// psi's positive root x0 = 1.46163214496836234126... as hi + lo per type (f64, f32)
+/// (mpmath, in fit_special.py).
+const PSI_ROOT_HI: (f64, f64) = (1.4616321449683622, 1.4616321325302124);
+const PSI_ROOT_LO: (f64, f64) = (9.549995429965697e-17, 1.2438149938918909e-08);
+/// log(2 pi) / 2 - 1/2, the constant of lgamma's Stirling formula written with (a - 1/2)(log a - 1).
+const HALF_LOG_TWO_PI_MINUS_HALF: f64 = 0.41893853320467274;
+/// Below this |x|, lgamma(x) = -log|x|, gamma(x) = 1/x and psi(x) = -1/x to the last bit.
+const TINY: f64 = 8.673617379884035e-19; // 2^-60
+/// The scale of gamma's product, per type (f64, f32): 2^512 or 2^100, and its inverse.
+const SCALE: (f64, f64) = (1.3407807929942597e154, 1.2676506002282294e30);
+const INV_SCALE: (f64, f64) = (7.458340731200207e-155, 7.888609052210118e-31);
+/// Where gamma's recurrence stops: gamma(a) overflows from 171.62 (35.04 in f32),
+/// gamma(-a) is 0 past 190 (50 in f32). Two scalings at most cover the product up to there.
+const GAMMA_LIMIT: (f64, f64) = (190.0, 50.0);
+
+fn floor(f: &mut F, v: &Value) -> Value {
+    f.b.math(MathUnary::Floor, v)
+}
+
+fn and(f: &mut F, a: &Value, c: &Value) -> Value {
+    f.b.arith(Arith::AndI, a, c)
+}
+
+/// (sin(pi x), cos(pi x)) for finite x: x = n + r with n the nearest integer (x itself
+/// past 2^52, where every double is one) and r exact in [-1/2, 1/2]; then |r| <= 1/4 is
+/// the kernels' range, and beyond it sin(pi|r|) = cos(pi w), cos(pi|r|) = sin(pi w) with
+/// w = 1/2 - |r| (exact); odd n flips both signs.
+fn sin_cos_pi(f: &mut F, x: &Value) -> (Value, Value) {
+    let half = f.c(0.5);
+    let quarter = f.c(0.25);
+    let shifted = f.add(x, &half);
+    let n = floor(f, &shifted);
+    let ax = f.abs(x);
+    let big = f.t(4503599627370496.0, 8388608.0);
+    let integral = f.cmp(CmpF::Oge, &ax, &big);
+    let n = f.sel(&integral, x, &n);
+    let r = f.sub(x, &n);
+    let ar = f.abs(&r);
+    let w = f.sub(&half, &ar);
+    let near = f.cmp(CmpF::Ole, &ar, &quarter);
+    let v = f.sel(&near, &ar, &w);
+    let t = f.mul(&v, &v);
+    let sp = poly(f, &SINPI, &t);
+    let s = f.mul(&v, &sp);
+    let c = poly(f, &COSPI, &t);
+    let sin_abs = f.sel(&near, &s, &c);
+    let cos_r = f.sel(&near, &c, &s);
+    let sin_r = f.copysign(&sin_abs, &r);
+    let h = f.mul(&n, &half);
+    let hf = floor(f, &h);
+    let odd = f.cmp(CmpF::Une, &hf, &h);
+    let minus_sin = f.neg(&sin_r);
+    let minus_cos = f.neg(&cos_r);
+    let sin = f.sel(&odd, &minus_sin, &sin_r);
+    let cos = f.sel(&odd, &minus_cos, &cos_r);
+    (sin, cos)
+}
+
+/// Whether x is a pole of the family: 0 (either sign), a negative integer or -inf.
+fn non_positive_integer(f: &mut F, x: &Value) -> Value {
+    let zero = f.c(0.0);
+    let fl = floor(f, x);
+    let integral = f.cmp(CmpF::Oeq, &fl, x);
+    let non_positive = f.cmp(CmpF::Ole, x, &zero);
+    and(f, &integral, &non_positive)
+}
+
+fn is_tiny(f: &mut F, x: &Value) -> Value {
+    let a = f.abs(x);
+    let tiny = f.c(TINY);
+    f.cmp(CmpF::Olt, &a, &tiny)
+}
+
+fn negative(f: &mut F, x: &Value) -> Value {
+    let zero = f.c(0.0);
+    f.cmp(CmpF::Olt, x, &zero)
+}
+
+/// lgamma(a) for a > 0 (inf and nan go through).
+fn lgamma_positive(f: &mut F, a: &Value) -> Value {
+    let half = f.c(0.5);
+    let one = f.c(1.0);
+    let log_a = f.log(a);
+    // Below 3/2: lgamma(1 + t) = t P1(t) with t = a - 1, or t = a below 1/2, where
+    // lgamma(a) = lgamma(1 + a) - log(a).
+    let below_half = f.cmp(CmpF::Olt, a, &half);
+    let a_minus_one = f.sub(a, &one);
+    let t1 = f.sel(&below_half, a, &a_minus_one);
+    let p1 = poly(f, &LGAMMA_NEAR1, &t1);
+    let l1 = f.mul(&t1, &p1);
+    let r_low = f.sub(&l1, &log_a);
+    let r = f.sel(&below_half, &r_low, &l1);
+    // [3/2, 10): lgamma(z) + log((a-1)...(a-n)), z = a - n in [3/2, 5/2), n <= 8 (exact
+    // differences), lgamma(2 + t) = t P2(t).
+    let three_halves = f.c(1.5);
+    let m = f.sub(a, &three_halves);
+    let n = floor(f, &m);
+    let zero = f.c(0.0);
+    let eight = f.c(8.0);
+    let n = f.b.arith(Arith::MaximumF, &n, &zero);
+    let n = f.b.arith(Arith::MinimumF, &n, &eight);
+    let z = f.sub(a, &n);
+    let two = f.c(2.0);
+    let t2 = f.sub(&z, &two);
+    let p2 = poly(f, &LGAMMA_NEAR2, &t2);
+    let l2 = f.mul(&t2, &p2);
+    let mut prod = one.clone();
+    for j in 1..=8 {
+        let jv = f.c(j as f64);
+        let factor = f.sub(a, &jv);
+        let used = f.cmp(CmpF::Oge, &n, &jv);
+        let factor = f.sel(&used, &factor, &one);
+        prod = f.mul(&prod, &factor);
+    }
+    let log_prod = f.log(&prod);
+    let r_mid = f.add(&l2, &log_prod);
+    let in_mid = f.cmp(CmpF::Oge, a, &three_halves);
+    let r = f.sel(&in_mid, &r_mid, &r);
+    // [10, inf): (a - 1/2)(log a - 1) + log(2 pi)/2 - 1/2 + P(1/a^2)/a.
+    let inv = f.div(&one, a);
+    let t = f.mul(&inv, &inv);
+    let p = poly(f, &LGAMMA_TAIL, &t);
+    let tail = f.mul(&p, &inv);
+    let c = f.c(HALF_LOG_TWO_PI_MINUS_HALF);
+    let small_part = f.add(&c, &tail);
+    let lm1 = f.sub(&log_a, &one);
+    let am = f.sub(a, &half);
+    let r_big = f.fma(&am, &lm1, &small_part);
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, a, &ten);
+    f.sel(&big, &r_big, &r)
+}
+
+pub fn gammaln(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let one = f.c(1.0);
+    let neg = negative(f, x);
+    let reflected = f.sub(&one, x);
+    let arg = f.sel(&neg, &reflected, x);
+    let l = lgamma_positive(f, &arg);
+    let (s, _) = sin_cos_pi(f, x);
+    let pi = f.c(std::f64::consts::PI);
+    let abs_s = f.abs(&s);
+    let q = f.div(&pi, &abs_s);
+    let log_q = f.log(&q);
+    let refl = f.sub(&log_q, &l);
+    let r = f.sel(&neg, &refl, &l);
+    let ax = f.abs(x);
+    let log_ax = f.log(&ax);
+    let minus_log = f.neg(&log_ax);
+    let tiny = is_tiny(f, x);
+    let r = f.sel(&tiny, &minus_log, &r);
+    let inf = f.c(f64::INFINITY);
+    let pole = non_positive_integer(f, x);
+    let r = f.sel(&pole, &inf, &r);
+    // +0.0 at 1 and 2 (t P(t) is -0.0 at t = 0 where P < 0), as C's lgamma.
+    let zero = f.c(0.0);
+    let r = f.add(&r, &zero);
+    f.keep_nan(x, &r)
+}
+
+/// (psi(a) for a > 0, psi(a + 1) for a < 1): below 2 from the fit around the root, whose
+/// variables at a + 1 are taken from a exactly.
+fn psi_positive(f: &mut F, a: &Value) -> Value {
+    let one = f.c(1.0);
+    let below_one = f.cmp(CmpF::Olt, a, &one);
+    let half = f.c(0.5);
+    let three_halves = f.c(1.5);
+    let u_low = f.sub(a, &half);
+    let u_high = f.sub(a, &three_halves);
+    let u = f.sel(&below_one, &u_low, &u_high);
+    let root_minus_one = f.k((PSI_ROOT_HI.0 - 1.0, PSI_ROOT_HI.1 - 1.0));
+    let root = f.k(PSI_ROOT_HI);
+    let root_lo = f.k(PSI_ROOT_LO);
+    let c = f.sel(&below_one, &root_minus_one, &root);
+    // (a - hi) - lo: a - hi is exact. GPU compilers may fold two constants in a row
+    // (Mesa's turns (a - hi) - lo into a - (hi + lo), which is a - hi in f32, an absolute
+    // error of 1e-8 near the root): lo goes through a select on a run-time value there.
+    let d = f.sub(a, &c);
+    let root_lo = if f.f64() {
+        root_lo
+    } else {
+        let zero = f.c(0.0);
+        let a_nan = f.cmp(CmpF::Uno, a, a);
+        f.sel(&a_nan, &zero, &root_lo)
+    };
+    let d = f.sub(&d, &root_lo);
+    let p = poly(f, &PSI_NEAR_ROOT, &u);
+    let pr = f.mul(&d, &p);
+    let inv_a = f.div(&one, a);
+    let r_low = f.sub(&pr, &inv_a);
+    let r = f.sel(&below_one, &r_low, &pr);
+    // [2, 10): psi(z) + sum_{j=1..n} 1/(a - j), z = a - n in [2, 3).
+    let two = f.c(2.0);
+    let fl = floor(f, a);
+    let n = f.sub(&fl, &two);
+    let zero = f.c(0.0);
+    let seven = f.c(7.0);
+    let n = f.b.arith(Arith::MaximumF, &n, &zero);
+    let n = f.b.arith(Arith::MinimumF, &n, &seven);
+    let z = f.sub(a, &n);
+    let five_halves = f.c(2.5);
+    let v = f.sub(&z, &five_halves);
+    let p23 = poly(f, &PSI_2_3, &v);
+    let mut sum = zero.clone();
+    for j in (1..=7).rev() {
+        let jv = f.c(j as f64);
+        let d = f.sub(a, &jv);
+        let term = f.div(&one, &d);
+        let used = f.cmp(CmpF::Oge, &n, &jv);
+        let term = f.sel(&used, &term, &zero);
+        sum = f.add(&sum, &term);
+    }
+    let r_mid = f.add(&p23, &sum);
+    let in_mid = f.cmp(CmpF::Oge, a, &two);
+    let r = f.sel(&in_mid, &r_mid, &r);
+    // [10, inf): log a - 1/(2a) - P(1/a^2)/a^2.
+    let t = f.mul(&inv_a, &inv_a);
+    let p = poly(f, &PSI_TAIL, &t);
+    let tail = f.mul(&t, &p);
+    let half_inv = f.mul(&inv_a, &half);
+    let corr = f.add(&half_inv, &tail);
+    let log_a = f.log(a);
+    let r_big = f.sub(&log_a, &corr);
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, a, &ten);
+    f.sel(&big, &r_big, &r)
+}
+
+pub fn psi(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let one = f.c(1.0);
+    let neg = negative(f, x);
+    let reflected = f.sub(&one, x);
+    let arg = f.sel(&neg, &reflected, x);
+    let p = psi_positive(f, &arg);
+    let (s, c) = sin_cos_pi(f, x);
+    let pi = f.c(std::f64::consts::PI);
+    let pc = f.mul(&pi, &c);
+    let cot = f.div(&pc, &s);
+    let refl = f.sub(&p, &cot);
+    let r = f.sel(&neg, &refl, &p);
+    // Tiny negative x: -1/x (sin(pi x) could be subnormal there).
+    let inv = f.div(&one, x);
+    let minus_inv = f.neg(&inv);
+    let tiny = is_tiny(f, x);
+    let tiny_negative = and(f, &tiny, &neg);
+    let r = f.sel(&tiny_negative, &minus_inv, &r);
+    let inf = f.c(f64::INFINITY);
+    let pole = non_positive_integer(f, x);
+    let r = f.sel(&pole, &inf, &r);
+    f.keep_nan(x, &r)
+}
+
+/// trigamma(a) for a > 0: sum of 1/(a+k)^2 while a + k < 10, then the asymptotic
+/// 1/z + 1/(2z^2) + P(1/z^2)/z^3.
+fn trigamma_positive(f: &mut F, a: &Value) -> Value {
+    let one = f.c(1.0);
+    let zero = f.c(0.0);
+    let ten = f.c(10.0);
+    let half = f.c(0.5);
+    let mut z = a.clone();
+    let mut sum = zero.clone();
+    for _ in 0..10 {
+        let small = f.cmp(CmpF::Olt, &z, &ten);
+        let inv = f.div(&one, &z);
+        let term = f.div(&inv, &z);
+        let term = f.sel(&small, &term, &zero);
+        sum = f.add(&sum, &term);
+        let next = f.add(&z, &one);
+        z = f.sel(&small, &next, &z);
+    }
+    let inv = f.div(&one, &z);
+    let t = f.mul(&inv, &inv);
+    let p = poly(f, &TRIGAMMA_TAIL, &t);
+    let inner = f.fma(&inv, &p, &half);
+    let tail = f.fma(&t, &inner, &inv);
+    f.add(&sum, &tail)
+}
+
+pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let one = f.c(1.0);
+    let neg = negative(f, x);
+    let reflected = f.sub(&one, x);
+    let arg = f.sel(&neg, &reflected, x);
+    let p = trigamma_positive(f, &arg);
+    let (s, _) = sin_cos_pi(f, x);
+    let pi = f.c(std::f64::consts::PI);
+    let q = f.div(&pi, &s);
+    let q2 = f.mul(&q, &q);
+    let refl = f.sub(&q2, &p);
+    let r = f.sel(&neg, &refl, &p);
+    let inf = f.c(f64::INFINITY);
+    let pole = non_positive_integer(f, x);
+    let r = f.sel(&pole, &inf, &r);
+    f.keep_nan(x, &r)
+}
+
+pub fn gamma(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let one = f.c(1.0);
+    let zero = f.c(0.0);
+    let half = f.c(0.5);
+    let a = f.abs(x);
+    // gamma(|x|) = g * (hi + lo) * 2^(512 scale) / d, with g = gamma(1 + t) (t = |x| - 1/2
+    // below 1, where d = |x|) or gamma(z), z = |x| - n in [1, 2).
+    let below_one = f.cmp(CmpF::Olt, &a, &one);
+    let fl = floor(f, &a);
+    let n = f.sub(&fl, &one);
+    let limit = f.k(GAMMA_LIMIT);
+    let n = f.b.arith(Arith::MaximumF, &n, &zero);
+    let n = f.b.arith(Arith::MinimumF, &n, &limit);
+    let z = f.sub(&a, &n);
+    let three_halves = f.c(1.5);
+    let u_low = f.sub(&a, &half);
+    let u_high = f.sub(&z, &three_halves);
+    let u = f.sel(&below_one, &u_low, &u_high);
+    let g = poly(f, &GAMMA_1_2, &u);
+    let d = f.sel(&below_one, &a, &one);
+    // (a-1)(a-2)...(a-n) in two doubles (TwoProd by FMA), scaled by 2^-512 past 2^512
+    // (2^-100 past 2^100 in f32).
+    let big = f.k(SCALE);
+    let small = f.k(INV_SCALE);
+    let ty = f.ty;
+    let inits = [one.clone(), one.clone(), zero.clone(), zero.clone()];
+    let (n_in, a_in) = (n.clone(), a.clone());
+    let done = f.b.scf_while(
+        &inits,
+        |c, v| c.cmpf(CmpF::Ole, &v[0], &n_in),
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (j, hi, lo, scale) = (&v[0], &v[1], &v[2], &v[3]);
+            let one = g.c(1.0);
+            let factor = g.sub(&a_in, j);
+            let p = g.mul(hi, &factor);
+            let minus_p = g.neg(&p);
+            let e = g.fma(hi, &factor, &minus_p);
+            let lo = g.fma(lo, &factor, &e);
+            let big = g.k(SCALE);
+            let small = g.k(INV_SCALE);
+            let grown = g.cmp(CmpF::Ogt, &p, &big);
+            let p_scaled = g.mul(&p, &small);
+            let lo_scaled = g.mul(&lo, &small);
+            let p = g.sel(&grown, &p_scaled, &p);
+            let lo = g.sel(&grown, &lo_scaled, &lo);
+            let scale_up = g.add(scale, &one);
+            let scale = g.sel(&grown, &scale_up, scale);
+            let j = g.add(j, &one);
+            vec![j, p, lo, scale]
+        },
+    );
+    let (hi, lo, scale) = (&done[1], &done[2], &done[3]);
+    let glo = f.mul(&g, lo);
+    let core = f.fma(&g, hi, &glo);
+    let scaled_once = f.cmp(CmpF::Oge, scale, &one);
+    let two = f.c(2.0);
+    let scaled_twice = f.cmp(CmpF::Oge, scale, &two);
+    // x > 0: core / d, times 2^512 per scaling (overflowing past 171.62).
+    let mut pos = f.div(&core, &d);
+    for s in [&scaled_once, &scaled_twice] {
+        let up = f.mul(&pos, &big);
+        pos = f.sel(s, &up, &pos);
+    }
+    // x < 0: -pi / (x sin(pi x) gamma(|x|)) = v d / core, times 2^-512 per scaling.
+    let (s, _) = sin_cos_pi(f, x);
+    let xs = f.mul(x, &s);
+    let minus_pi = f.c(-std::f64::consts::PI);
+    let v = f.div(&minus_pi, &xs);
+    let vd = f.mul(&v, &d);
+    let mut neg_r = f.div(&vd, &core);
+    for s in [&scaled_once, &scaled_twice] {
+        let down = f.mul(&neg_r, &small);
+        neg_r = f.sel(s, &down, &neg_r);
+    }
+    let beyond = f.cmp(CmpF::Ogt, &a, &limit);
+    let inf = f.c(f64::INFINITY);
+    let pos = f.sel(&beyond, &inf, &pos);
+    let signed_zero = f.copysign(&zero, &v);
+    let neg_r = f.sel(&beyond, &signed_zero, &neg_r);
+    let neg = negative(f, x);
+    let r = f.sel(&neg, &neg_r, &pos);
+    let inv = f.div(&one, x);
+    let tiny = is_tiny(f, x);
+    let r = f.sel(&tiny, &inv, &r);
+    let nan = f.c(f64::NAN);
+    let pole = non_positive_integer(f, x);
+    let not_zero = f.cmp(CmpF::Une, x, &zero);
+    let pole = and(f, &pole, &not_zero);
+    let r = f.sel(&pole, &nan, &r);
+    f.keep_nan(x, &r)
+}
