@@ -61,10 +61,11 @@ def export_value(x):
 
 def export_op(op):
     props = {name: export_value(getattr(op, name)) for name in getattr(op, "__props__", ())}
-    if isinstance(op, HasInnerGraph) and "fgraph" not in props:
+    inner = getattr(op, "fgraph", None) if isinstance(op, HasInnerGraph) else None
+    if isinstance(inner, _Graph) and "fgraph" not in props:
         # An inner graph that is not a prop (OpFromGraph's): the graph, and the class's
         # bases, so the core can tell how the node's inputs map to the graph's.
-        props["$inner_graph"] = export_value(op.fgraph)
+        props["$inner_graph"] = export_value(inner)
         props["$mro"] = [c.__name__ for c in type(op).__mro__ if c is not object]
     return {"type": type(op).__name__, "props": props}
 
