@@ -753,7 +753,7 @@ impl Block {
     }
 }
 
-/// IREE's `iree_linalg_ext` ops (issue 4): scans and sorts, which `linalg` lacks.
+/// IREE's `iree_linalg_ext` ops (issue 4): scans, which `linalg` lacks.
 impl Block {
     /// `iree_linalg_ext.scan`, inclusive, of `input` along `dim` into `init` (`input`'s
     /// type); `acc` has `input`'s dims but `dim` and receives each line's last value.
@@ -784,40 +784,5 @@ impl Block {
         self.text.push_str(&inner.text);
         self.line(&format!("}} -> {}, {}", init.ty, acc.ty));
         Value { name: format!("{name}#0"), ty: init.ty.clone() }
-    }
-
-    /// `iree_linalg_ext.sort` of `operands` (same shape) along `dim`, in place on values:
-    /// `less(block, args)` gets `(a0, b0, a1, b1, ..)`, one pair per operand, and returns
-    /// the `i1` that orders element `a` before `b`. Returns the sorted operands.
-    pub fn linalg_ext_sort(&mut self, dim: usize, operands: &[Value], less: impl FnOnce(&mut Block, &[Value]) -> Value) -> Vec<Value> {
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
-        let mut args = Vec::new();
-        for o in operands {
-            let elem: Type = o.tensor().element.into();
-            args.push(Value { name: inner.fresh(), ty: elem.clone() });
-            args.push(Value { name: inner.fresh(), ty: elem });
-        }
-        let lt = less(&mut inner, &args);
-        assert_eq!(lt.scalar(), ScalarType::I1, "sort comparator must yield i1");
-        inner.line(&format!("iree_linalg_ext.yield {} : i1", lt.name));
-        let name = self.fresh();
-        let head = if operands.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", operands.len()) };
-        self.line(&format!(
-            "{head}iree_linalg_ext.sort dimension({dim}) outs({} : {}) {{",
-            join_names(operands),
-            join_types(operands)
-        ));
-        let decl: Vec<String> = args.iter().map(|a| format!("{}: {}", a.name, a.ty)).collect();
-        self.line(&format!("^bb0({}):", decl.join(", ")));
-        self.text.push_str(&inner.text);
-        self.line(&format!("}} -> {}", join_types(operands)));
-        operands
-            .iter()
-            .enumerate()
-            .map(|(i, o)| Value {
-                name: if operands.len() == 1 { name.clone() } else { format!("{name}#{i}") },
-                ty: o.ty.clone(),
-            })
-            .collect()
     }
 }
