@@ -69,3 +69,11 @@ def test_gradient_of_sort():
     x = pt.vector("x")
     cost = (pt.sort(x) * pt.arange(1.0, 6.0)).sum()
     check([x], [cost, pytensor.grad(cost, x)], [np.array([0.3, -1.0, 2.0, 0.1, 0.7])])
+
+
+def test_static_lengths():
+    # A static sorted length unrolls only the passes it needs (1, 2, 8 and 9 elements).
+    for n in [1, 2, 8, 9]:
+        m = pt.tensor("m", shape=(3, n), dtype="float64")
+        x = np.random.default_rng(n).integers(0, 3, size=(3, n)).astype("float64")
+        check([m], [pt.sort(m, kind="stable"), pt.argsort(m, kind="stable"), pt.argsort(m, axis=0, kind="stable")], [x])
