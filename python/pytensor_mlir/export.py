@@ -12,7 +12,7 @@ try:  # PyTensor >= 3: Composite and other inner graphs are FrozenFunctionGraphs
     from pytensor.graph.fg import AbstractFunctionGraph as _Graph
 except ImportError:
     from pytensor.graph.fg import FunctionGraph as _Graph
-from pytensor.graph.op import Op
+from pytensor.graph.op import HasInnerGraph, Op
 from pytensor.graph.type import Type
 from pytensor.scalar.basic import ScalarType
 from pytensor.tensor.type import TensorType
@@ -51,6 +51,9 @@ def export_value(x):
         return x if math.isfinite(x) else {"$repr": repr(x)}
     if isinstance(x, (tuple, list)):
         return [export_value(v) for v in x]
+    if isinstance(x, type):
+        # A class (CheckAndRaise's exc_type): by the name that imports it.
+        return {"$class": f"{x.__module__}.{x.__qualname__}"}
     if isinstance(x, slice):
         return {"$slice": [export_value(x.start), export_value(x.stop), export_value(x.step)]}
     return {"$repr": repr(x)}
@@ -58,6 +61,12 @@ def export_value(x):
 
 def export_op(op):
     props = {name: export_value(getattr(op, name)) for name in getattr(op, "__props__", ())}
+    inner = getattr(op, "fgraph", None) if isinstance(op, HasInnerGraph) else None
+    if isinstance(inner, _Graph) and "fgraph" not in props:
+        # An inner graph that is not a prop (OpFromGraph's): the graph, and the class's
+        # bases, so the core can tell how the node's inputs map to the graph's.
+        props["$inner_graph"] = export_value(inner)
+        props["$mro"] = [c.__name__ for c in type(op).__mro__ if c is not object]
     return {"type": type(op).__name__, "props": props}
 
 

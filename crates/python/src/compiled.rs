@@ -2,7 +2,7 @@
 
 use crate::arrays::{element_type, result_array, Input};
 use crate::backend;
-use crate::errors::{check_failed, compile_error, graph_error, runtime_error, unsupported_dtypes};
+use crate::errors::{check_failed, check_failed_in, compile_error, graph_error, runtime_error, unsupported_dtypes};
 use numpy::PyArrayDescr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -189,7 +189,7 @@ impl CompiledFunction {
         let flags = results.split_off(l.results.len());
         for (flag, check) in flags.iter().zip(&l.checks) {
             if flag.bytes().first().is_some_and(|&b| b != 0) {
-                return Err(check_failed(check.kind, &check.message));
+                return Err(check_failed_in(check.kind, &check.message, &l.exceptions));
             }
         }
         let arrays = results

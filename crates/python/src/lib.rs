@@ -28,6 +28,13 @@ fn available_devices(driver: &str) -> PyResult<Vec<(String, String)>> {
     Ok(devices.into_iter().map(|d| (d.name, d.path)).collect())
 }
 
+/// The Op class names the core lowers: (tensor Ops, scalar Ops inside `Elemwise` and
+/// `Composite`), as the IR's parser accepts them (for `scripts/coverage.py`).
+#[pyfunction]
+fn lowered_op_names() -> (Vec<&'static str>, Vec<&'static str>) {
+    (pytensor_mlir_core::ir::ops::TENSOR_OP_NAMES.to_vec(), pytensor_mlir_core::ir::ops::scalar_op_names())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compiled::compile_graph, m)?)?;
@@ -35,6 +42,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(available_devices, m)?)?;
     m.add_function(wrap_pyfunction!(compiler_invocations, m)?)?;
     m.add_function(wrap_pyfunction!(input_copies, m)?)?;
+    m.add_function(wrap_pyfunction!(lowered_op_names, m)?)?;
     m.add_class::<compiled::CompiledFunction>()?;
     m.add_class::<arrays::ResultBuffer>()?;
     m.add("CompileError", m.py().get_type::<errors::CompileError>())?;

@@ -59,14 +59,16 @@ pub struct ExportedOp {
 impl ExportedOp {
     /// `Type{a=1, b=[0, 1]}`: how errors name an Op, nested ops by their type name.
     pub fn describe(&self) -> String {
-        if self.props.is_empty() {
-            return self.type_name.clone();
-        }
+        // `$`-keys are what the exporter adds beside `__props__` (an inner graph, bases).
         let props: Vec<String> = self
             .props
             .iter()
+            .filter(|(k, _)| !k.starts_with('$'))
             .map(|(k, v)| format!("{k}={}", describe_value(v)))
             .collect();
+        if props.is_empty() {
+            return self.type_name.clone();
+        }
         format!("{}{{{}}}", self.type_name, props.join(", "))
     }
 }
@@ -81,7 +83,7 @@ fn describe_value(v: &Value) -> String {
                 }
             } else if m.contains_key("$graph") {
                 "<graph>".to_string()
-            } else if let Some(Value::String(r)) = m.get("$repr") {
+            } else if let Some(Value::String(r)) = m.get("$repr").or_else(|| m.get("$class")) {
                 r.clone()
             } else {
                 v.to_string()

@@ -96,7 +96,7 @@ pub fn make_vector(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), S
 /// An output dim given by a 0-d integer shape input: its dim (checkable before the call
 /// where the input is a constant or a known dim, else computed in the kernel) and its
 /// run-time `index` value, negative sizes raising `ValueError` (as numpy) and read as 0.
-fn shape_entry(cx: &mut Context, b: &mut Block, s: VarId, what: &str) -> Result<(Dim, Value), String> {
+pub(super) fn shape_entry(cx: &mut Context, b: &mut Block, s: VarId, what: &str) -> Result<(Dim, Value), String> {
     let known = match cx.int_values(s).as_deref() {
         Some([v]) => Some(*v),
         _ => None,
@@ -204,7 +204,7 @@ pub fn alloc_empty(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> 
 }
 
 /// A constant axis input, made non-negative for rank `ndim`.
-fn axis_input(cx: &Context, v: VarId, ndim: usize) -> Result<usize, String> {
+pub(super) fn axis_input(cx: &Context, v: VarId, ndim: usize) -> Result<usize, String> {
     let a = match cx.int_values(v).as_deref() {
         Some([IntValue::Const(a)]) => *a,
         _ => return Err("the axis is not a constant".into()),

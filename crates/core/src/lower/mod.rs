@@ -11,6 +11,13 @@ pub mod scalar_math;
 mod shape;
 pub mod shapes;
 mod subtensor;
+// Issue 4: construction, checks, sorting, inner graphs.
+mod checks;
+mod construct;
+mod cumulative;
+mod inner;
+mod sort;
+// End of the tensor-ops block.
 
 use crate::ir::{Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
 use crate::DType;
@@ -30,6 +37,9 @@ pub enum ErrorKind {
     Assertion,
     /// `IndexError`: an index out of bounds, as numpy and the C backend raise.
     Index,
+    /// The Python exception class `Lowered::exceptions[i]` (`module.QualName`), raised with
+    /// the check's message: what a `CheckAndRaise` names.
+    Raise(usize),
 }
 
 /// A run-time error the kernels report through an extra `tensor<i8>` result: nonzero
@@ -70,6 +80,8 @@ pub struct Lowered {
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
     pub writes_inputs: bool,
+    /// The exception classes `ErrorKind::Raise` refers to, by `module.QualName`.
+    pub exceptions: Vec<String>,
 }
 
 /// The state of one lowering: MLIR values and symbolic dims of the variables so far.
@@ -89,6 +101,8 @@ pub struct Context<'g> {
     refusal: Option<String>,
     /// See [`Lowered::writes_inputs`].
     writes_inputs: bool,
+    /// See `Lowered::exceptions`.
+    exceptions: Vec<String>,
 }
 
 /// An element of an integer tensor as known while lowering.
@@ -200,6 +214,15 @@ impl<'g> Context<'g> {
     /// Records that integer tensor `v` holds `values`.
     pub fn set_int_values(&mut self, v: VarId, values: Vec<IntValue>) {
         self.int_values[v] = Some(values);
+    }
+
+    /// The `ErrorKind` raising the Python class `name` (`module.QualName`).
+    pub fn exception(&mut self, name: &str) -> ErrorKind {
+        let i = self.exceptions.iter().position(|e| e == name).unwrap_or_else(|| {
+            self.exceptions.push(name.to_string());
+            self.exceptions.len() - 1
+        });
+        ErrorKind::Raise(i)
     }
 
     /// Adds a flag result (`tensor<i8>`, nonzero on failure) to the function.
@@ -388,6 +411,19 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::BatchedDot => blas::batched_dot(cx, b, node, &name),
         Op::Blockwise { core } => blockwise::blockwise(cx, b, node, *core, &name),
         // End of the BLAS block.
+        // Issue 4: construction, checks, sorting, inner graphs.
+        Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
+        Op::ARange => construct::arange(cx, b, node),
+        Op::Eye => construct::eye(cx, b, node),
+        Op::ExtractDiag { offset, axis1, axis2 } => construct::extract_diag(cx, b, node, *offset, *axis1, *axis2),
+        Op::AllocDiag { offset, axis1, axis2 } => construct::alloc_diag(cx, b, node, *offset, *axis1, *axis2),
+        Op::FillDiagonal { offset } => construct::fill_diagonal(cx, b, node, *offset),
+        Op::Repeat { axis } => construct::repeat(cx, b, node, *axis),
+        Op::CumOp { axis, mul } => cumulative::cumop(cx, b, node, *axis, *mul),
+        Op::Sort { arg } => sort::sort(cx, b, node, *arg),
+        Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
+        Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
+        // End of the tensor-ops block.
     }
 }
 
@@ -406,6 +442,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         int_values: vec![None; n],
         refusal: None,
         writes_inputs: false,
+        exceptions: Vec::new(),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
         let dims = graph
@@ -461,6 +498,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
         writes_inputs: cx.writes_inputs,
+        exceptions: cx.exceptions,
     })
 }
 
@@ -477,7 +515,10 @@ fn has_constant_tensors(graph: &Graph) -> bool {
             known[o] = from_constants;
         }
     }
-    (0..graph.variables.len()).any(|v| {
+    // An inner graph's own constants count too (its other variables are computed from
+    // the node's inputs, counted above).
+    let inner = graph.nodes.iter().any(|n| matches!(&n.op, Op::OpFromGraph(g) if has_constant_tensors(g)));
+    inner || (0..graph.variables.len()).any(|v| {
         if !known[v] || graph.variables[v].is_none {
             return false;
         }
@@ -515,6 +556,11 @@ fn dtypes_used(graph: &Graph) -> Vec<(DType, String)> {
             if graph.variables[v].constant.is_none() {
                 let role = if node.outputs.contains(&v) { "the output" } else { "an input" };
                 add(graph.ty(v).dtype, &|| format!("{role} of {}", op_name(node)));
+            }
+        }
+        if let Op::OpFromGraph(inner) = &node.op {
+            for (dtype, _) in dtypes_used(inner) {
+                add(dtype, &|| format!("inside {}", op_name(node)));
             }
         }
         if let Op::Elemwise(ScalarOp::Composite(inner)) = &node.op {

@@ -36,6 +36,8 @@ pub enum DimExpr {
     /// `product(num) / product(den)`, rounded down (`Reshape`'s -1 entry); invalid where
     /// `product(den)` is 0.
     Quotient { num: Vec<Dim>, den: Vec<Dim> },
+    /// The least of dims (a diagonal's length).
+    Min(Vec<Dim>),
 }
 
 /// The length numpy gives `x[start:stop:step]` for `x` of length `n`.
@@ -103,6 +105,7 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
                 let d = all(den)?.into_iter().try_fold(1u64, u64::checked_mul)?;
                 n.checked_div(d)
             }
+            DimExpr::Min(ds) => all(ds)?.into_iter().min(),
         },
     }
 }
@@ -115,7 +118,7 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
         Dim::Derived(i) => match &exprs[i] {
             DimExpr::Runtime(_) => true,
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
-            DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) => any(ds),
+            DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
         },
     }
@@ -136,6 +139,7 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
             DimExpr::Product(ds) => format!("({})", list(ds, " * ")),
             DimExpr::Offset(ds, c) => format!("({} + {c})", list(ds, " + ")),
             DimExpr::Quotient { num, den } => format!("({}) / ({})", list(num, " * "), list(den, " * ")),
+            DimExpr::Min(ds) => format!("min({})", list(ds, ", ")),
         },
     }
 }

@@ -790,3 +790,37 @@ impl Block {
         )
     }
 }
+
+/// IREE's `iree_linalg_ext` ops (issue 4): scans, which `linalg` lacks.
+impl Block {
+    /// `iree_linalg_ext.scan`, inclusive, of `input` along `dim` into `init` (`input`'s
+    /// type); `acc` has `input`'s dims but `dim` and receives each line's last value.
+    /// `combine(block, acc, x)` returns the next accumulated value. Returns the scan.
+    pub fn linalg_ext_scan(
+        &mut self,
+        input: &Value,
+        init: &Value,
+        acc: &Value,
+        dim: usize,
+        combine: impl FnOnce(&mut Block, &Value, &Value) -> Value,
+    ) -> Value {
+        let elem = input.tensor().element;
+        assert_eq!(init.ty, input.ty, "scan output of another type");
+        assert_eq!(acc.tensor().rank() + 1, input.tensor().rank(), "scan accumulator of the wrong rank");
+        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let a = Value { name: inner.fresh(), ty: elem.into() };
+        let x = Value { name: inner.fresh(), ty: elem.into() };
+        let r = combine(&mut inner, &a, &x);
+        assert_eq!(r.scalar(), elem, "scan combiner yields another type");
+        inner.line(&format!("iree_linalg_ext.yield {} : {elem}", r.name));
+        let name = self.fresh();
+        self.line(&format!(
+            "{name}:2 = iree_linalg_ext.scan dimension({dim}) inclusive(true) ins({} : {}) outs({}, {} : {}, {}) {{",
+            input.name, input.ty, init.name, acc.name, init.ty, acc.ty
+        ));
+        self.line(&format!("^bb0({}: {elem}, {}: {elem}):", a.name, x.name));
+        self.text.push_str(&inner.text);
+        self.line(&format!("}} -> {}, {}", init.ty, acc.ty));
+        Value { name: format!("{name}#0"), ty: init.ty.clone() }
+    }
+}

@@ -1,0 +1,89 @@
+//! `OpFromGraph` (and its subclasses, e.g. `Einsum`): the inner graph lowered in place,
+//! its inputs bound to the node's input values. The inner graph shares the outer
+//! lowering's shape checks, run-time checks and derived dims, so a dim of the outer graph
+//! stays the same dim inside (and a check the inner graph needs runs before the call).
+
+use super::{lower_node, op_name, tensor_type, Context};
+use crate::ir::{Graph, Node};
+use crate::mlir::Block;
+
+pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph) -> Result<(), String> {
+    if inner.inputs.len() != node.inputs.len() || inner.outputs.len() != node.outputs.len() {
+        return Err(format!(
+            "an inner graph of {} inputs and {} outputs for a node of {} and {}",
+            inner.inputs.len(),
+            inner.outputs.len(),
+            node.inputs.len(),
+            node.outputs.len()
+        ));
+    }
+    let mut bound = Vec::with_capacity(node.inputs.len());
+    for (&outer, &iv) in node.inputs.iter().zip(&inner.inputs) {
+        let (o_ty, i_ty) = (cx.graph.ty(outer).clone(), inner.ty(iv).clone());
+        if o_ty.dtype != i_ty.dtype || o_ty.ndim() != i_ty.ndim() {
+            return Err(format!("an input of type {o_ty:?} for an inner input of type {i_ty:?}"));
+        }
+        let mut v = cx.value(b, outer)?;
+        // The inner graph's rules build their types from its own (possibly less static) types.
+        if tensor_type(&o_ty) != tensor_type(&i_ty) {
+            v = b.tensor_cast(&v, tensor_type(&i_ty));
+        }
+        bound.push((iv, v, cx.dims(outer), cx.int_values(outer)));
+    }
+    let n = inner.variables.len();
+    let mut icx = Context {
+        graph: inner,
+        values: vec![None; n],
+        dims: vec![None; n],
+        shape_checks: std::mem::take(&mut cx.shape_checks),
+        checks: std::mem::take(&mut cx.checks),
+        dim_exprs: std::mem::take(&mut cx.dim_exprs),
+        int_values: vec![None; n],
+        refusal: None,
+        exceptions: std::mem::take(&mut cx.exceptions),
+        writes_inputs: cx.writes_inputs,
+    };
+    for (iv, v, dims, known) in bound {
+        icx.define(iv, v, dims);
+        if let Some(k) = known {
+            icx.set_int_values(iv, k);
+        }
+    }
+    let mut result = Ok(Vec::new());
+    for inner_node in &inner.nodes {
+        if let Err(e) = lower_node(&mut icx, b, inner_node) {
+            result = Err(format!("inner {}: {e}", op_name(inner_node)));
+            break;
+        }
+    }
+    if let Ok(outs) = &mut result {
+        for &o in &inner.outputs {
+            match icx.value(b, o) {
+                Ok(v) => outs.push((v, icx.dims(o), icx.int_values(o), inner.ty(o).clone())),
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
+        }
+    }
+    cx.shape_checks = icx.shape_checks;
+    cx.checks = icx.checks;
+    cx.dim_exprs = icx.dim_exprs;
+    cx.exceptions = icx.exceptions;
+    cx.writes_inputs = icx.writes_inputs;
+    for (&o, (mut v, dims, known, i_ty)) in node.outputs.iter().zip(result?) {
+        let o_ty = cx.graph.ty(o).clone();
+        if tensor_type(&o_ty) != tensor_type(&i_ty) {
+            if o_ty.dtype != i_ty.dtype || o_ty.ndim() != i_ty.ndim() {
+                return Err(format!("an inner output of type {i_ty:?} for an output of type {o_ty:?}"));
+            }
+            v = b.tensor_cast(&v, tensor_type(&o_ty));
+        }
+        cx.define(o, v, dims);
+        if let Some(k) = known {
+            cx.set_int_values(o, k);
+        }
+    }
+    Ok(())
+}

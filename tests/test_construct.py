@@ -1,0 +1,201 @@
+"""ARange, Eye, ExtractDiag, AllocDiag, tri/tril/triu (ARange and Elemwise), FillDiagonal,
+FillDiagonalOffset and Repeat against the C backend: dynamic shapes, empty inputs, bad
+input raising like the C backend, and gradients."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.basic import alloc_diag
+
+from conftest import C, MLIR, assert_same, check, compile_both, raises_like
+
+
+def ops_of(f):
+    return {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+
+
+def check_with(op_name, inputs, outputs, cases, **kwargs):
+    """Compiles once (the op must survive the MLIR mode's rewrites), runs every case."""
+    f, ref = compile_both(inputs, outputs, **kwargs)
+    assert op_name in ops_of(f), ops_of(f)
+    for values in cases:
+        got, want = f(*values), ref(*values)
+        if not isinstance(outputs, (list, tuple)):
+            got, want = [got], [want]
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, err_msg=f"{values}: output {i}")
+    return f, ref
+
+
+# ---- ARange ----
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "uint16"])
+def test_arange_int(dtype):
+    a, b, c = (pt.scalar(n, dtype=dtype) for n in "abc")
+    cases = [(0, 5, 1), (1, 9, 3), (3, 3, 1), (7, 2, 1), (2, 7, 4)]
+    if dtype[0] == "i":
+        cases += [(5, 0, -2), (-3, 7, 3), (-1, -9, -3), (0, 1, -1)]
+    f, ref = check_with("ARange", [a, b, c], pt.arange(a, b, c), [tuple(np.array(v, dtype=dtype) for v in cs) for cs in cases])
+    # A step of 0: the C backend raises OverflowError ("arange: overflow while computing length").
+    got, want = raises_like(f, ref, [np.array(v, dtype=dtype) for v in (0, 5, 0)])
+    assert str(got) == str(want)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_arange_float(dtype):
+    a, b, c = (pt.scalar(n, dtype=dtype) for n in "abc")
+    cases = [(0.5, 3.2, 0.3), (1.0, 0.0, -0.25), (0.0, 1.0, 0.1), (2.0, 2.0, 1.0), (0.0, -1.0, 1.0), (-2.5, 2.5, 0.5)]
+    f, ref = compile_both([a, b, c], pt.arange(a, b, c))
+    assert "ARange" in ops_of(f)
+    for cs in cases:
+        vals = [np.array(v, dtype=dtype) for v in cs]
+        assert_same(f(*vals), ref(*vals), rtol=1e-6 if dtype == "float32" else 1e-14, atol=1e-6, err_msg=str(cs))
+    for bad in [(0.0, 5.0, 0.0), (0.0, np.nan, 1.0), (0.0, np.inf, 1.0)]:
+        got, want = raises_like(f, ref, [np.array(v, dtype=dtype) for v in bad])
+        assert str(got) == str(want)
+
+
+def test_arange_of_a_shape_broadcasts_against_the_input():
+    # arange(x.shape[0]) has x's length: a dim checkable before the call, not a run-time one.
+    x = pt.vector("x")
+    check_with("ARange", [x], x * pt.arange(x.shape[0]) + pt.arange(1, x.shape[0] + 1), [(np.arange(5.0),), (np.zeros(0),)])
+
+
+def test_tri_tril_triu():
+    m = pt.matrix("m")
+    n, k = pt.lscalar("n"), pt.lscalar("k")
+    outs = [pt.tril(m), pt.triu(m, 1), pt.tril(m, -2), pt.triu(m, -1)]
+    cases = [(np.arange(12.0).reshape(3, 4),), (np.arange(12.0).reshape(4, 3),), (np.zeros((0, 3)),)]
+    check_with("ARange", [m], outs, cases)
+    check_with("ARange", [n, k], [pt.tri(n, k, 0), pt.tri(n, None, -1)], [(np.int64(3), np.int64(4)), (np.int64(0), np.int64(2))])
+
+
+# ---- Eye ----
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int32", "bool"])
+def test_eye(dtype):
+    n, m, k = pt.lscalar("n"), pt.lscalar("m"), pt.lscalar("k")
+    cases = [(3, 4, 1), (4, 3, -1), (3, 3, 0), (0, 2, 0), (2, 2, 5), (2, 3, -7)]
+    f, ref = check_with("Eye", [n, m, k], pt.eye(n, m, k, dtype=dtype), [tuple(np.int64(v) for v in c) for c in cases])
+    raises_like(f, ref, [np.int64(-1), np.int64(2), np.int64(0)])
+
+
+# ---- ExtractDiag ----
+
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1, 3])
+def test_extract_diag(offset):
+    m = pt.matrix("m")
+    cases = [(np.arange(15.0).reshape(3, 5),), (np.arange(15.0).reshape(5, 3),), (np.zeros((0, 3)),), (np.zeros((2, 0)),)]
+    check_with("ExtractDiag", [m], m.diagonal(offset), cases)
+
+
+def test_extract_diag_3d_and_static():
+    t = pt.tensor3("t")
+    check_with("ExtractDiag", [t], [t.diagonal(1, 0, 2), t.diagonal(-1, 2, 1)], [(np.arange(60.0).reshape(3, 4, 5),)])
+    s = pt.tensor("s", shape=(3, 4), dtype="int32")
+    check_with("ExtractDiag", [s], s.diagonal(), [(np.arange(12, dtype="int32").reshape(3, 4),)])
+
+
+def test_diag_plus_vector_checks_lengths_before_the_call():
+    m, v = pt.matrix("m"), pt.vector("v")
+    f, ref = check_with("ExtractDiag", [m, v], pt.diag(m) + v, [(np.ones((3, 3)), np.arange(3.0)), (np.ones((3, 5)), np.arange(3.0))])
+    raises_like(f, ref, [np.ones((3, 3)), np.arange(4.0)])
+
+
+# ---- AllocDiag ----
+
+
+@pytest.mark.parametrize("offset", [-2, 0, 1])
+def test_alloc_diag(offset):
+    # AllocDiag is an OpFromGraph that fast_run inlines (into AdvancedIncSubtensor):
+    # kept here, in both modes, by leaving that rewrite out.
+    modes = dict(mode=MLIR.excluding("inline_ofg"), reference=C.excluding("inline_ofg"))
+    x = pt.vector("x")
+    check_with("AllocDiag", [x], alloc_diag(x, offset), [(np.arange(1.0, 4.0),), (np.zeros(0),)], **modes)
+    b = pt.matrix("b")
+    check_with("AllocDiag", [b], alloc_diag(b, offset, axis1=0, axis2=2), [(np.arange(6.0).reshape(2, 3),)], **modes)
+
+
+# ---- FillDiagonal, FillDiagonalOffset ----
+
+
+def test_fill_diagonal():
+    m = pt.matrix("m")
+    v = pt.dscalar("v")
+    cases = [(np.arange(15.0).reshape(3, 5), 7.5), (np.arange(15.0).reshape(5, 3), -1.0), (np.zeros((0, 0)), 2.0)]
+    check_with("FillDiagonal", [m, v], pt.fill_diagonal(m, v), cases)
+    t = pt.tensor3("t", dtype="int32")
+    check_with("FillDiagonal", [t], pt.fill_diagonal(t, 9), [(np.arange(27, dtype="int32").reshape(3, 3, 3),)])
+
+
+def test_fill_diagonal_offset():
+    m = pt.matrix("m")
+    v, k = pt.dscalar("v"), pt.lscalar("k")
+    cases = [(np.arange(15.0).reshape(3, 5), 7.5, np.int64(o)) for o in (-2, -1, 0, 1, 4)]
+    cases += [(np.arange(15.0).reshape(5, 3), 1.0, np.int64(o)) for o in (-3, 2)]
+    check_with("FillDiagonalOffset", [m, v, k], pt.fill_diagonal_offset(m, v, k), cases)
+
+
+# ---- Repeat ----
+
+
+def test_repeat_by_vector():
+    m = pt.matrix("m")
+    r = pt.lvector("r")
+    cases = [
+        (np.arange(6.0).reshape(3, 2), np.array([1, 0, 3])),
+        (np.arange(6.0).reshape(3, 2), np.array([2])),
+        (np.arange(6.0).reshape(3, 2), np.array([0, 0, 0])),
+        (np.zeros((0, 2)), np.zeros(0, dtype="int64")),
+    ]
+    f, ref = check_with("Repeat", [m, r], pt.repeat(m, r, axis=0), cases)
+    raises_like(f, ref, [np.ones((3, 2)), np.array([1, -1, 2])])
+    raises_like(f, ref, [np.ones((3, 2)), np.array([1, 2])])
+    check_with("Repeat", [m, r], pt.repeat(m, r, axis=1), [(np.arange(6.0).reshape(2, 3), np.array([3, 1, 2]))])
+
+
+def test_repeat_by_scalar():
+    x = pt.ivector("x")
+    n = pt.lscalar("n")
+    f, ref = compile_both([x, n], pt.repeat(x, n))
+    for values in [(np.arange(4, dtype="int32"), np.int64(3)), (np.arange(4, dtype="int32"), np.int64(0))]:
+        assert_same(f(*values), ref(*values))
+
+
+# ---- Gradients ----
+
+
+def test_gradients():
+    m = pt.matrix("m")
+    v = pt.dscalar("v")
+    r = pt.lvector("r")
+    # ExtractDiag's gradient is an AllocDiag, which fast_run inlines into
+    # AdvancedIncSubtensor: kept as AllocDiag (in both modes) for the diagonal costs.
+    keep = dict(mode=MLIR.excluding("inline_ofg"), reference=C.excluding("inline_ofg"))
+    a = np.arange(1.0, 10.0).reshape(3, 3) / 7
+    cases = [
+        ((pt.diag(m) ** 2).sum(), [m], [m], [a], keep),
+        ((m.diagonal(1) * pt.arange(1, 3)).sum(), [m], [m], [a], keep),
+        ((pt.fill_diagonal(m, v) ** 2).sum(), [m, v], [m, v], [a, 0.5], {}),
+        ((pt.tril(m) * m).sum(), [m], [m], [a], {}),
+    ]
+    for cost, wrt, ins, vals, modes in cases:
+        check(ins, [cost, *pytensor.grad(cost, wrt)], vals, **modes)
+
+
+@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason="Repeat's gradient sums rows into a tensor of the repeated (run-time) length with AdvancedIncSubtensor1, which refuses that dim")
+def test_gradient_of_repeat():
+    m, r = pt.matrix("m"), pt.lvector("r")
+    cost = (pt.repeat(m, r, axis=0) ** 2).sum()
+    check([m, r], [cost, pytensor.grad(cost, m)], [np.arange(1.0, 10.0).reshape(3, 3), np.array([2, 0, 1])])
+
+
+def test_data_dependent_sizes_are_refused_with_the_reason():
+    x = pt.vector("x")
+    for out, name in [(pt.unique(x), "Unique"), (pt.nonzero(x)[0], "Nonzero"), (x.nonzero_values(), "Nonzero")]:
+        with pytest.raises(NotImplementedError, match=f"{name}.*size of its output depends on the values"):
+            pytensor.function([x], out, mode="MLIR")
