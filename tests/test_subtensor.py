@@ -7,7 +7,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import C, MLIR, assert_same, compile_both, raises_like
+from conftest import C, MLIR, assert_same, check, compile_both, raises_like
 
 
 def run_both(inputs, outputs, cases, **kwargs):
@@ -252,3 +252,79 @@ def test_inputs_passed_in_place_are_never_written(build):
     args = [np.array([1, 6, 6]), np.array([10.0, 20.0, 30.0])]
     assert_same(f(xv, *args), ref(kept, *args))
     assert_same(xv, kept)
+
+
+# ---- indexing by several integer arrays (AdvancedSubtensor, AdvancedIncSubtensor) ----
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.mark.parametrize(
+    "build, shape, index_values",
+    [
+        (lambda x, i, j: x[i, j], (5, 4), ([0, 4, -1, 2, 2], [3, 0, 1, -4, 3])),
+        (lambda x, i, j: x[i[:, None], j], (5, 4), ([0, 4, -1], [3, 0, 1, -4])),  # broadcast to 3x4
+        (lambda x, i, j: x[i, j], (5, 4, 3), ([1, 1, 0], [2, 3, 0])),  # a trailing full axis
+        (lambda x, i, j: x[i, :, j], (5, 4, 3), ([1, 4, 0], [2, 0, -1])),  # not adjacent: B first
+        (lambda x, i, j: x[:, i, j], (2, 5, 4), ([1, 4, 0, 0], [2, 0, -1, 3])),
+        (lambda x, i, j: x[i, 1], (5, 4), ([0, 4, -2], [0])),  # a scalar index among arrays
+        (lambda x, i, j: x[i, j], (0, 4), ([], [])),  # empty
+    ],
+    ids=["pairs", "broadcast", "trailing", "apart", "inner", "scalar", "empty"],
+)
+@pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint8"])
+def test_advanced_subtensor_like_c(build, shape, index_values, index_dtype):
+    x = pt.tensor("x", shape=(None,) * len(shape))
+    i, j = pt.vector("i", dtype=index_dtype), pt.vector("j", dtype=index_dtype)
+    out = build(x, i, j)
+    iv, jv = (np.array(v).astype("int64") for v in index_values)
+    if index_dtype == "uint8":
+        iv, jv = iv % np.array(shape[:2]).min(initial=1), jv % 2
+    check([x, i, j], out, [RNG.normal(size=shape), iv.astype(index_dtype), jv.astype(index_dtype)], on_unused_input="ignore")
+
+
+def test_advanced_subtensor_out_of_bounds_and_broadcast_mismatch_raise_index_error():
+    x = pt.matrix("x")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    f, ref = compile_both([x, i, j], x[i, j])
+    xv = RNG.normal(size=(3, 4))
+    for iv, jv in [([0, 3], [0, 0]), ([0, 1], [0, -5]), ([0, 1, 2], [0, 1])]:
+        got, want = raises_like(f, ref, [xv, np.array(iv), np.array(jv)])
+        assert isinstance(got, IndexError)
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (5, 4, 3)])
+def test_advanced_inc_subtensor_accumulates_repeated_positions_like_c(shape):
+    x = pt.tensor("x", shape=(None,) * len(shape))
+    y = pt.tensor("y", shape=(None,) * (len(shape) - 1))
+    i, j = pt.lvector("i"), pt.lvector("j")
+    iv, jv = np.array([0, 4, 4, -1, 2, 4]), np.array([3, 0, 0, 1, -4, 0])
+    yv = RNG.normal(size=(6,) + shape[2:])
+    check([x, y, i, j], pt.inc_subtensor(x[i, j], y), [RNG.normal(size=shape), yv, iv, jv])
+    # y broadcast along the indices (one rank less)
+    check([x, y, i, j], pt.inc_subtensor(x[i, j], y[0]), [RNG.normal(size=shape), yv, iv, jv])
+    f, ref = compile_both([x, y, i, j], pt.inc_subtensor(x[i, j], y))
+    raises_like(f, ref, [RNG.normal(size=shape), yv, iv, np.array([3, 0, 0, 1, -4, 4])])
+
+
+def test_gradient_through_advanced_indexing_like_c():
+    x = pt.matrix("x")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    cost = (pt.exp(x[i, j]) * pt.arange(5)).sum()
+    check([x, i, j], pytensor.grad(cost, x), [RNG.normal(size=(4, 3)), np.array([0, 3, 3, 1, 0]), np.array([2, 0, 0, 1, 2])])
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda x, i, j: pt.set_subtensor(x[i, j], 0.0),
+        lambda x, i, j: x[i, 1:3],
+        lambda x, i, j: x[x > 0],
+    ],
+    ids=["set", "bounded_slice", "boolean_mask"],
+)
+def test_advanced_indexing_we_cannot_do_is_refused_by_name(build):
+    x = pt.matrix("x")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    with pytest.raises(NotImplementedError, match="Advanced"):
+        pytensor.function([x, i, j], build(x, i, j), mode=MLIR, on_unused_input="ignore")

@@ -263,6 +263,16 @@ def test_gather_and_scatter_with_repeated_indices(set_instead_of_inc):
     raises_like(f, ref, [xv, np.array([1, 5], dtype="int32"), yv[:2]])
 
 
+def test_gather_by_several_index_arrays():
+    x = pt.matrix("x", dtype=F32)
+    i, j = pt.vector("i", dtype="int32"), pt.vector("j", dtype="int32")
+    xv = np.random.default_rng(8).normal(size=(5, 4)).astype(F32)
+    iv, jv = np.array([0, 4, -1, 2], dtype="int32"), np.array([3, 0, 1, -4], dtype="int32")
+    vcheck([x, i, j], [x[i, j], x[i[:, None], j]], [xv, iv, jv])
+    f, ref = compile_both([x, i, j], x[i, j], mode=VULKAN)
+    raises_like(f, ref, [xv, iv, np.array([3, 0, 1, 4], dtype="int32")])
+
+
 def test_several_and_odd_outputs():
     x = vec("x")
     y = vec("y")

@@ -58,6 +58,12 @@ pub enum Op {
     /// `AdvancedIncSubtensor1`: rows of the input incremented (repeated indices
     /// accumulate) or set by an integer vector.
     AdvancedIncSubtensor1 { set_instead_of_inc: bool },
+    /// `AdvancedSubtensor`: indexing by several integer arrays (and full slices), entries
+    /// of `idx_list` pointing at the index inputs after the indexed tensor.
+    AdvancedSubtensor { idx_list: Vec<IdxEntry> },
+    /// `AdvancedIncSubtensor`: a copy of the input with the region `AdvancedSubtensor`
+    /// would read incremented (repeated positions accumulate) or set by the second input.
+    AdvancedIncSubtensor { idx_list: Vec<IdxEntry>, set_instead_of_inc: bool },
     // Issue 4: BLAS and Blockwise (lower/blas.rs, lower/blockwise.rs).
     /// `BatchedDot`: `x[i] @ y[i]` for each `i` of the first axis; both inputs of rank 3,
     /// batch sizes equal (no broadcasting).
@@ -409,6 +415,13 @@ impl Op {
             "AdvancedIncSubtensor1" => {
                 Ok(Op::AdvancedIncSubtensor1 { set_instead_of_inc: prop_bool(op, "set_instead_of_inc")? })
             }
+            "AdvancedSubtensor" => Ok(Op::AdvancedSubtensor { idx_list: prop_idx_list(op)? }),
+            "AdvancedIncSubtensor" => {
+                if prop_bool(op, "ignore_duplicates")? {
+                    return Err("ignore_duplicates=True (repeated indices not accumulated) is not supported".into());
+                }
+                Ok(Op::AdvancedIncSubtensor { idx_list: prop_idx_list(op)?, set_instead_of_inc: prop_bool(op, "set_instead_of_inc")? })
+            }
             // Issue 4: BLAS and Blockwise.
             "BatchedDot" => Ok(Op::BatchedDot),
             "Blockwise" => {
@@ -491,7 +504,9 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "Elemwise", "DimShuffle", "DeepCopyOp", "Dot", "Dot22", "CAReduce", "Sum", "Prod", "ProdWithoutZeros", "Max",
     "Min", "All", "Any", "Argmax", "Softmax", "LogSoftmax", "Shape", "Shape_i", "SpecifyShape", "MakeVector",
     "TensorFromScalar", "ScalarFromTensor", "Alloc", "AllocEmpty", "Reshape", "Join", "Split", "Subtensor",
-    "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1",
+    "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1", "AdvancedSubtensor", "AdvancedIncSubtensor",
+    // Issue 4: BLAS and Blockwise.
+    "BatchedDot", "Blockwise",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph",
@@ -509,6 +524,8 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Exp", "Log", "Cast", "Identity", "Second", "IsNan", "IsInf", "Clip", "Sign", "Ceil", "Floor", "Trunc",
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
+    "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
+    "GammaLn", "Psi", "TriGamma",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO
@@ -571,5 +588,6 @@ mod tests {
             }
         }
         assert!(scalar_op_names().contains(&"Log1mexp") && scalar_op_names().contains(&"Composite"));
+        assert!(scalar_op_names().contains(&"ArcTan2") && scalar_op_names().contains(&"TriGamma"));
     }
 }

@@ -1,6 +1,7 @@
 //! Lowering the graph IR to one MLIR function: a driver, and one rule per Op in the
 //! modules named after PyTensor's own (elemwise, shape, blas, basic).
 
+mod advanced;
 mod basic;
 mod blas;
 mod blockwise;
@@ -406,6 +407,10 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::AdvancedSubtensor1 => subtensor::advanced_subtensor1(cx, b, node),
         Op::AdvancedIncSubtensor1 { set_instead_of_inc } => {
             subtensor::advanced_inc_subtensor1(cx, b, node, *set_instead_of_inc)
+        }
+        Op::AdvancedSubtensor { idx_list } => advanced::advanced_subtensor(cx, b, node, idx_list),
+        Op::AdvancedIncSubtensor { idx_list, set_instead_of_inc } => {
+            advanced::advanced_inc_subtensor(cx, b, node, idx_list, *set_instead_of_inc)
         }
         // Issue 4: BLAS and Blockwise (lower/blas.rs, lower/blockwise.rs).
         Op::BatchedDot => blas::batched_dot(cx, b, node, &name),

@@ -86,7 +86,7 @@ fn clamp(b: &mut Block, v: &Value, lo: &Value, hi: &Value) -> Value {
 }
 
 /// `tensor.extract` guarded by `ok`: zero where it is false, with nothing read.
-fn guarded_extract(b: &mut Block, ok: Option<&Value>, t: &Value, indices: &[Value]) -> Value {
+pub(super) fn guarded_extract(b: &mut Block, ok: Option<&Value>, t: &Value, indices: &[Value]) -> Value {
     match ok {
         None => b.tensor_extract(t, indices),
         Some(ok) => {
@@ -99,7 +99,7 @@ fn guarded_extract(b: &mut Block, ok: Option<&Value>, t: &Value, indices: &[Valu
 }
 
 /// A storage element of `from` as `to`'s storage (bool bytes via `i1`).
-fn convert_element(b: &mut Block, v: &Value, from: DType, to: DType) -> Value {
+pub(super) fn convert_element(b: &mut Block, v: &Value, from: DType, to: DType) -> Value {
     if from == to {
         return v.clone();
     }
@@ -117,7 +117,7 @@ fn convert_element(b: &mut Block, v: &Value, from: DType, to: DType) -> Value {
 }
 
 /// `x + y` of storage elements of `dtype` (bool: or, as numpy's `+=` on bools).
-fn add_element(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
+pub(super) fn add_element(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
     let op = if dtype.is_float() {
         Arith::AddF
     } else if dtype == DType::Bool {
@@ -460,7 +460,7 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
 
 /// The wrapped `index` of an index element of `dtype` along an axis of length `n`, and
 /// whether it is in bounds.
-fn wrap(b: &mut Block, e: &Value, dtype: DType, n: &Value) -> (Value, Value) {
+pub(super) fn wrap(b: &mut Block, e: &Value, dtype: DType, n: &Value) -> (Value, Value) {
     let i = int_to_index(b, e, dtype);
     let zero = b.constant_index(0);
     let neg = b.cmpi(CmpI::Slt, &i, &zero);
@@ -472,6 +472,11 @@ fn wrap(b: &mut Block, e: &Value, dtype: DType, n: &Value) -> (Value, Value) {
 
 /// A check that every element of the index vector `idx` is in bounds for length `n`.
 fn check_indices(cx: &mut Context, b: &mut Block, idx: &Value, dtype: DType, n: &Value, what: &str) {
+    check_indices_on_axis(cx, b, idx, dtype, n, what, 0)
+}
+
+/// The same for indices into axis `axis`.
+pub(super) fn check_indices_on_axis(cx: &mut Context, b: &mut Block, idx: &Value, dtype: DType, n: &Value, what: &str, axis: usize) {
     let empty = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
     let zero = b.constant_int(0, ScalarType::I8);
     let init = b.linalg_fill(&zero, &empty);
@@ -486,7 +491,7 @@ fn check_indices(cx: &mut Context, b: &mut Block, idx: &Value, dtype: DType, n: 
             Ok::<_, String>(vec![body.arith(Arith::OrI, &bad, &args[1])])
         })
         .expect("the check's body cannot fail");
-    cx.add_check(r[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: format!("{what}: index out of bounds for axis 0") });
+    cx.add_check(r[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: format!("{what}: index out of bounds for axis {axis}") });
 }
 
 /// `AdvancedSubtensor1`: `x[idx]` along axis 0; negative indices wrap, others out of
