@@ -7,7 +7,11 @@ import pytensor.tensor as pt
 from pytensor.compile.builders import OpFromGraph
 from pytensor.raise_op import Assert
 
-from conftest import assert_same, check, compile_both, raises_like
+from conftest import MLIR, assert_same, check, compile_both, raises_like
+
+# The MLIR modes inline every OpFromGraph before the rewrites run
+# (pytensor_mlir.rewrites); without that rewrite the node reaches the lowering rule.
+NOT_INLINED = MLIR.excluding("mlir_inline_every_op_from_graph")
 
 
 def ops_of(f):
@@ -20,8 +24,9 @@ def test_op_from_graph():
     ofg = OpFromGraph([a, b], [pt.dot(a, b) + 1, (a * b).sum(axis=0)])
     x, y = pt.matrix("x"), pt.matrix("y")
     outs = ofg(x, y)
-    f, ref = compile_both([x, y], [outs[0] * 2, outs[1]])
+    f, ref = compile_both([x, y], [outs[0] * 2, outs[1]], mode=NOT_INLINED)
     assert "OpFromGraph" in ops_of(f)
+    assert "OpFromGraph" not in ops_of(pytensor.function([x, y], [outs[0] * 2, outs[1]], mode=MLIR))
     for shape in [(3, 3), (0, 0), (2, 2)]:
         xv, yv = np.arange(np.prod(shape), dtype="float64").reshape(shape), np.ones(shape)
         for g, w in zip(f(xv, yv), ref(xv, yv)):
@@ -36,7 +41,7 @@ def test_nested_with_constants_and_checks():
     w = pt.vector("w")
     outer = OpFromGraph([w], [inner(w).sum() + inner(w * 2)])
     x = pt.vector("x")
-    f, ref = compile_both([x], outer(x))
+    f, ref = compile_both([x], outer(x), mode=NOT_INLINED)
     assert "OpFromGraph" in ops_of(f)
     assert_same(f(np.array([1.0, 2.0, 3.0])), ref(np.array([1.0, 2.0, 3.0])))
     got, want = raises_like(f, ref, [np.array([1.0, -2.0, 3.0])])
@@ -48,7 +53,8 @@ def test_gradient_through_op_from_graph():
     ofg = OpFromGraph([a], [pt.exp(a) * a])
     x = pt.vector("x")
     cost = ofg(x).sum()
-    check([x], [cost, pytensor.grad(cost, x)], [np.array([0.1, -0.5, 2.0])])
+    for mode in (MLIR, NOT_INLINED):
+        check([x], [cost, pytensor.grad(cost, x)], [np.array([0.1, -0.5, 2.0])], mode=mode)
 
 
 def test_unsupported_inner_op_is_named():
@@ -57,6 +63,8 @@ def test_unsupported_inner_op_is_named():
     a = pt.vector("a")
     ofg = OpFromGraph([a], [pt.unique(a)])
     x = pt.vector("x")
+    with pytest.raises(NotImplementedError, match="Unique"):
+        pytensor.function([x], ofg(x), mode=NOT_INLINED)
     with pytest.raises(NotImplementedError, match="Unique"):
         pytensor.function([x], ofg(x), mode="MLIR")
 

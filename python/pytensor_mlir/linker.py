@@ -30,6 +30,11 @@ class MLIRLinker(JITLinker):
         "scan_reduce_trace_prealloc",
         # The lowering is functional (tensors are values): destroy maps mean nothing here.
         "inplace",
+        # The late inlining of AllocDiag (and XLogY, XLog1PY): AllocDiag has a lowering
+        # rule of its own, while its inner graph is a set_subtensor through several index
+        # arrays, which is not lowered; the others are inlined early by
+        # rewrites.inline_every_op_from_graph.
+        "inline_ofg",
     )
 
     def __init__(self, driver="local-sync", device=None, **kwargs):
