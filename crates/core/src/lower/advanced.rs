@@ -9,7 +9,7 @@
 //! with arrays, and boolean masks (whose result size depends on the data), are refused.
 
 use super::shapes::Dim;
-use super::subtensor::{add_element, check_indices_on_axis, convert_element, guarded_extract, wrap};
+use super::subtensor::{add_element, check_indices_on_axis, guarded_extract, scatter_updates, wrap, Region};
 use super::{scalar, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{IdxEntry, Node, TensorType as IrType, VarId};
@@ -297,31 +297,10 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
         .remove(0)
     };
     // Updates: y broadcast to (N, x.shape[m:]) in x's element type.
-    let y = if lead == 0 && !y_ty.broadcastable(0) {
-        let offsets = vec![IndexArg::Const(0); y_ty.ndim()];
-        let mut ysizes = vec![IndexArg::Dyn(count.clone())];
-        for k in 1..y_ty.ndim() {
-            ysizes.push(match y_ty.shape[k] {
-                Some(s) => IndexArg::Const(s as i64),
-                None => IndexArg::Dyn(b.tensor_dim(&y, k)),
-            });
-        }
-        b.tensor_extract_slice(&y, &offsets, &ysizes)
-    } else {
-        y
-    };
-    let storage = x.tensor().element;
-    let empty = b.tensor_empty(TensorType::new(vec![None; rank], storage), &region_sizes);
-    let y_map = AffineMap {
-        dims: rank,
-        results: (0..y_ty.ndim()).map(|a| if y_ty.broadcastable(a) { AffineExpr::Constant(0) } else { AffineExpr::Dim(lead + a) }).collect(),
-    };
-    let (xd, yd) = (x_ty.dtype, y_ty.dtype);
-    let updates = b
-        .linalg_generic(&[y], &[empty], &[y_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
-            Ok::<_, String>(vec![convert_element(body, &args[0], yd, xd)])
-        })?
-        .remove(0);
+    let rest_shape = vec![None; rank - 1];
+    let region = Region { count: &count, shape: &rest_shape, sizes: &region_sizes[1..], element: x.tensor().element, dtype: x_ty.dtype };
+    let updates = scatter_updates(b, &y, &y_ty, lead, &region)?;
+    let xd = x_ty.dtype;
     let dest = cx.destination(&x);
     let r = b.scatter(&updates, &positions, &dest, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?;
     let dims = cx.dims(x_var);

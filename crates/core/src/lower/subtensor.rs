@@ -116,6 +116,51 @@ pub(super) fn convert_element(b: &mut Block, v: &Value, from: DType, to: DType) 
     }
 }
 
+/// The region a scatter writes: `count` rows, then dims of static sizes `shape` (`None`:
+/// dynamic, their sizes in `sizes`, in order), of `dtype` stored as `element`.
+pub(super) struct Region<'a> {
+    pub count: &'a Value,
+    pub shape: &'a [Option<u64>],
+    pub sizes: &'a [Value],
+    pub element: ScalarType,
+    pub dtype: DType,
+}
+
+/// A scatter's updates: `y` (which lacks the region's first `lead` axes) broadcast to the
+/// region, in its element type; where `y`'s axis 0 is the region's first (the index axis)
+/// it is cut to the region's `count` rows first.
+pub(super) fn scatter_updates(b: &mut Block, y: &Value, y_ty: &crate::ir::TensorType, lead: usize, region: &Region) -> Result<Value, String> {
+    let rank = region.shape.len() + 1;
+    let y = if lead == 0 && !y_ty.broadcastable(0) {
+        let offsets = vec![IndexArg::Const(0); y_ty.ndim()];
+        let mut sizes = vec![IndexArg::Dyn(region.count.clone())];
+        for k in 1..y_ty.ndim() {
+            sizes.push(match y_ty.shape[k] {
+                Some(s) => IndexArg::Const(s as i64),
+                None => IndexArg::Dyn(b.tensor_dim(y, k)),
+            });
+        }
+        b.tensor_extract_slice(y, &offsets, &sizes)
+    } else {
+        y.clone()
+    };
+    let mut sizes = vec![region.count.clone()];
+    sizes.extend(region.sizes.iter().cloned());
+    let mut shape = vec![None];
+    shape.extend(region.shape.iter().copied());
+    let empty = b.tensor_empty(TensorType::new(shape, region.element), &sizes);
+    let y_map = AffineMap {
+        dims: rank,
+        results: (0..y_ty.ndim()).map(|a| if y_ty.broadcastable(a) { AffineExpr::Constant(0) } else { AffineExpr::Dim(lead + a) }).collect(),
+    };
+    let (xd, yd) = (region.dtype, y_ty.dtype);
+    Ok(b
+        .linalg_generic(&[y], &[empty], &[y_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
+            Ok::<_, String>(vec![convert_element(body, &args[0], yd, xd)])
+        })?
+        .remove(0))
+}
+
 /// `x + y` of storage elements of `dtype` (bool: or, as numpy's `+=` on bools).
 pub(super) fn add_element(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
     let op = if dtype.is_float() {
@@ -630,36 +675,10 @@ impl RowUpdate {
     fn add_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
         let (positions, m) = self.positions(b)?;
         let (rank, lead, y_ty, x_ty) = (self.rank(), self.lead(), &self.y_ty, &self.x_ty);
-        // y, cut to the first m rows where its axis 0 is the index axis, broadcast to
-        // (m, x.shape[1:]) in x's element type: the scatter's updates.
-        let y = if lead == 0 && !y_ty.broadcastable(0) {
-            let offsets = vec![IndexArg::Const(0); y_ty.ndim()];
-            let mut sizes = vec![IndexArg::Dyn(m.clone())];
-            for k in 1..y_ty.ndim() {
-                sizes.push(match y_ty.shape[k] {
-                    Some(s) => IndexArg::Const(s as i64),
-                    None => IndexArg::Dyn(b.tensor_dim(&self.y, k)),
-                });
-            }
-            b.tensor_extract_slice(&self.y, &offsets, &sizes)
-        } else {
-            self.y.clone()
-        };
-        let mut sizes = vec![m];
-        sizes.extend((1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)));
-        let mut shape = vec![None];
-        shape.extend(x_ty.shape.iter().skip(1).copied());
-        let empty = b.tensor_empty(TensorType::new(shape, self.x.tensor().element), &sizes);
-        let y_map = AffineMap {
-            dims: rank,
-            results: (0..y_ty.ndim()).map(|a| if y_ty.broadcastable(a) { AffineExpr::Constant(0) } else { AffineExpr::Dim(lead + a) }).collect(),
-        };
-        let (xd, yd) = (x_ty.dtype, y_ty.dtype);
-        let updates = b
-            .linalg_generic(&[y], &[empty], &[y_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
-                Ok::<_, String>(vec![convert_element(body, &args[0], yd, xd)])
-            })?
-            .remove(0);
+        let rest: Vec<Value> = (1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)).collect();
+        let region = Region { count: &m, shape: &x_ty.shape[1..], sizes: &rest, element: self.x.tensor().element, dtype: x_ty.dtype };
+        let updates = scatter_updates(b, &self.y, y_ty, lead, &region)?;
+        let xd = x_ty.dtype;
         b.scatter(&updates, &positions, &self.x, false, |body, update, current| Ok(add_element(body, current, update, xd)))
     }
 
