@@ -11,7 +11,7 @@ from conftest import MLIR, assert_same, check, compile_both, raises_like
 
 # The MLIR modes inline every OpFromGraph before the rewrites run
 # (pytensor_mlir.rewrites); without that rewrite the node reaches the lowering rule.
-NOT_INLINED = MLIR.excluding("mlir_inline_every_op_from_graph")
+NOT_INLINED = MLIR.excluding("mlir_inline_plain_op_from_graph")
 
 
 def ops_of(f):

@@ -30,10 +30,11 @@ class MLIRLinker(JITLinker):
         "scan_reduce_trace_prealloc",
         # The lowering is functional (tensors are values): destroy maps mean nothing here.
         "inplace",
-        # The late inlining of AllocDiag (and XLogY, XLog1PY): AllocDiag has a lowering
-        # rule of its own, while its inner graph is a set_subtensor through several index
-        # arrays, which is not lowered; the others are inlined early by
-        # rewrites.inline_every_op_from_graph.
+        # The late inlining of AllocDiag, XLogY and XLog1PY: AllocDiag has a lowering rule
+        # of its own, while its inner graph is a set_subtensor through several index
+        # arrays, which is not lowered; XLogY and XLog1PY are lowered whole through their
+        # inner graphs (the OpFromGraph rule), out of reach of the rewrites PyTensor keeps
+        # them from.
         "inline_ofg",
     )
 

@@ -5,7 +5,6 @@ and no other linker does."""
 from pytensor.compile import optdb
 from pytensor.compile.builders import OpFromGraph
 from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
-from pytensor.tensor.basic import AllocDiag
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
 
@@ -33,21 +32,25 @@ optdb["specialize"].register("mlir_inline_unoptimized_einsum", inline_unoptimize
 
 
 @node_rewriter([OpFromGraph])
-def inline_every_op_from_graph(fgraph, node):
-    """Inlines every `OpFromGraph` (PyTensor inlines only those built with `inline=True`).
+def inline_plain_op_from_graph(fgraph, node):
+    """Inlines every plain `OpFromGraph` (PyTensor inlines only those built with
+    `inline=True`).
 
-    Gradients of some Ops are `OpFromGraph`s that PyTensor keeps (an einsum's gradient,
-    for one). Lowered as a node, its inner graph would miss the `fast_run` rewrites the
-    rest of the graph gets (shape arithmetic folded into dims checkable before the call,
-    `Blockwise` turned into `Dot`), and be refused; inlined before the rewrites run, it
-    is optimized with the rest. The `OpFromGraph` lowering rule stays for graphs compiled
-    without this rewrite. `AllocDiag` is kept: the core lowers it directly.
+    Gradients of some Ops are plain `OpFromGraph`s that PyTensor keeps (an einsum's
+    gradient, for one). Lowered as a node, its inner graph would miss the `fast_run`
+    rewrites the rest of the graph gets (shape arithmetic folded into dims checkable before
+    the call, `Blockwise` turned into `Dot`), and be refused; inlined before the rewrites
+    run, it is optimized with the rest. Subclasses are left to PyTensor: its symbolic Ops
+    (`Softmax`, `XLogY`, `AllocDiag`, ...) are kept whole on purpose, to be rewritten into
+    dedicated Ops or inlined late, after rewrites that are unsafe on their inner graphs
+    (PyTensor's note on `XLogY`); they reach the `OpFromGraph` lowering rule, or a rule of
+    their own, whole.
     """
-    if isinstance(node.op, AllocDiag):
+    if type(node.op) is not OpFromGraph:
         return None
     return inline_ofg_node(node)
 
 
 # Right after PyTensor's own inlining of inline=True OpFromGraphs (position -0.01), before
 # canonicalization.
-optdb.register("mlir_inline_every_op_from_graph", dfs_rewriter(inline_every_op_from_graph), TAG, position=-0.009)
+optdb.register("mlir_inline_plain_op_from_graph", dfs_rewriter(inline_plain_op_from_graph), TAG, position=-0.009)
