@@ -1,7 +1,8 @@
 """The generic exporter: a FunctionGraph as plain data for the Rust core.
 
 It writes what every Op has (its class name and ``__props__``), variable types and constant
-bytes, and knows nothing of what any Op means: the Rust core decides what it can lower.
+bytes, and knows nothing of what any Op means (one exception: a ScalarLoop's kind, see
+`export_op`): the Rust core decides what it can lower.
 """
 
 import math
@@ -15,6 +16,7 @@ except ImportError:
 from pytensor.graph.op import HasInnerGraph, Op
 from pytensor.graph.type import Type
 from pytensor.scalar.basic import ScalarType
+from pytensor.scalar.loop import ScalarLoop
 from pytensor.tensor.type import TensorType
 from pytensor.tensor.type_other import NoneTypeT
 
@@ -67,6 +69,10 @@ def export_op(op):
         # bases, so the core can tell how the node's inputs map to the graph's.
         props["$inner_graph"] = export_value(inner)
         props["$mro"] = [c.__name__ for c in type(op).__mro__ if c is not object]
+    if isinstance(op, ScalarLoop):
+        # Whether the inner graph's last output is an `until` flag: derived from the
+        # constructor's arguments, not a prop, and not recoverable from the graph alone.
+        props["$is_while"] = bool(op.is_while)
     return {"type": type(op).__name__, "props": props}
 
 

@@ -239,9 +239,50 @@ pub enum ScalarOp {
     TriGamma,
     // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
+    /// `ScalarLoop` (and its subclasses): an inner scalar graph iterated `n_steps` times.
+    Loop(Box<ScalarLoop>),
+}
+
+/// A `ScalarLoop`: the node's inputs are `n_steps`, the initial state, then constants;
+/// `graph` maps (state, constants) to (next state, and the `until` flag of a while loop).
+#[derive(Debug, Clone)]
+pub struct ScalarLoop {
+    pub graph: ScalarGraph,
+    /// How many state variables the loop carries: the first `n_update` graph inputs and
+    /// outputs.
+    pub n_update: usize,
+    /// Whether the graph's last output is a bool that stops the loop when true.
+    pub is_while: bool,
+}
+
+impl ScalarLoop {
+    fn new(graph: ScalarGraph, is_while: bool) -> Result<ScalarLoop, String> {
+        let n_update = graph.outputs.len().checked_sub(is_while as usize).ok_or("a while loop without outputs")?;
+        if n_update > graph.inputs.len() {
+            return Err("more updates than state variables".into());
+        }
+        for k in 0..n_update {
+            if graph.dtypes[graph.inputs[k]] != graph.dtypes[graph.outputs[k]] {
+                return Err(format!("state {k} changes dtype in the loop"));
+            }
+        }
+        if is_while && graph.dtypes[graph.outputs[n_update]] != DType::Bool {
+            return Err("the until condition is not bool".into());
+        }
+        Ok(ScalarLoop { graph, n_update, is_while })
+    }
 }
 
 impl ScalarOp {
+    /// The scalar graph inside a `Composite` or `ScalarLoop`.
+    pub fn inner_graph(&self) -> Option<&ScalarGraph> {
+        match self {
+            ScalarOp::Composite(g) => Some(g),
+            ScalarOp::Loop(l) => Some(&l.graph),
+            _ => None,
+        }
+    }
+
     /// The op for a scalar class name, without props; `None` if unknown here.
     fn from_name(name: &str) -> Option<ScalarOp> {
         use ScalarOp::*;
@@ -328,14 +369,18 @@ impl ScalarOp {
     }
 
     pub fn parse(op: &ExportedOp) -> Result<ScalarOp, String> {
-        if op.type_name == "Composite" {
-            let graph = op
-                .props
-                .get("fgraph")
-                .and_then(|v| v.get("$graph"))
-                .ok_or("Composite without an exported fgraph")?;
+        let inner_graph = || -> Result<ScalarGraph, String> {
+            let graph = op.props.get("fgraph").and_then(|v| v.get("$graph")).ok_or("no exported fgraph")?;
             let exported = serde_json::from_value(graph.clone()).map_err(|e| e.to_string())?;
-            return Ok(ScalarOp::Composite(Box::new(ScalarGraph::from_export(&exported)?)));
+            ScalarGraph::from_export(&exported)
+        };
+        if op.type_name == "Composite" {
+            return Ok(ScalarOp::Composite(Box::new(inner_graph()?)));
+        }
+        // The exporter marks ScalarLoops (subclasses such as Grad2F1Loop included) by the
+        // loop kind, which their props leave implicit.
+        if let Some(is_while) = op.props.get("$is_while").and_then(Value::as_bool) {
+            return Ok(ScalarOp::Loop(Box::new(ScalarLoop::new(inner_graph()?, is_while)?)));
         }
         ScalarOp::from_name(&op.type_name).ok_or_else(|| "no lowering rule for this scalar op".into())
     }
@@ -486,7 +531,9 @@ impl Op {
             }
             // A scalar Op applied to scalars in the tensor graph (`CheckAndRaise` casts its
             // conditions to bool so): an `Elemwise` on 0-d tensors, which scalars are here.
-            name if ScalarOp::from_name(name).is_some() || name == "Composite" => ScalarOp::parse(op).map(Op::Elemwise),
+            name if ScalarOp::from_name(name).is_some() || name == "Composite" || op.props.contains_key("$is_while") => {
+                ScalarOp::parse(op).map(Op::Elemwise)
+            }
             // End of the tensor-ops block.
             _ => Err("no lowering rule for this Op".into()),
         }
@@ -515,7 +562,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
 
 /// The scalar op class names `ScalarOp::parse` accepts (inside `Elemwise` and `Composite`).
 pub fn scalar_op_names() -> Vec<&'static str> {
-    SCALAR_OP_NAMES.iter().copied().filter(|n| ScalarOp::from_name(n).is_some()).chain(["Composite"]).collect()
+    SCALAR_OP_NAMES.iter().copied().filter(|n| ScalarOp::from_name(n).is_some()).chain(["Composite", "ScalarLoop"]).collect()
 }
 
 const SCALAR_OP_NAMES: &[&str] = &[

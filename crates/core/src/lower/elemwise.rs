@@ -12,6 +12,7 @@ use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IteratorType,
 pub fn scalar_name(op: &ScalarOp) -> String {
     match op {
         ScalarOp::Composite(_) => "Composite".into(),
+        ScalarOp::Loop(_) => "ScalarLoop".into(),
         op => format!("{op:?}").to_lowercase(),
     }
 }

@@ -568,7 +568,10 @@ fn dtypes_used(graph: &Graph) -> Vec<(DType, String)> {
                 add(dtype, &|| format!("inside {}", op_name(node)));
             }
         }
-        if let Op::Elemwise(ScalarOp::Composite(inner)) = &node.op {
+        if let Some(inner) = match &node.op {
+            Op::Elemwise(op) => op.inner_graph(),
+            _ => None,
+        } {
             for (dtype, constant) in inner.dtypes.iter().zip(&inner.constants) {
                 if constant.is_none() {
                     add(*dtype, &|| format!("inside {}", op_name(node)));

@@ -2,7 +2,7 @@
 //! nodes of a `Composite`. One function per op; PyTensor's dtype rules decide the casts.
 
 use crate::dtype::{promote, DType};
-use crate::ir::{ScalarGraph, ScalarOp};
+use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{erf, exp_log, gamma, trig};
@@ -170,8 +170,10 @@ fn common_dtype(ins: &[Scalar]) -> DType {
 
 /// Lowers one scalar op; `outs` are the dtypes PyTensor gave its outputs.
 pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags: &mut Flags) -> Result<Vec<Scalar>, String> {
-    if let ScalarOp::Composite(g) = op {
-        return composite(b, g, ins, flags);
+    match op {
+        ScalarOp::Composite(g) => return composite(b, g, ins, flags),
+        ScalarOp::Loop(l) => return scalar_loop(b, l, ins),
+        _ => {}
     }
     if ins.iter().any(|s| s.dtype.is_complex()) || outs.iter().any(|d| d.is_complex()) {
         return Err("complex dtypes are not supported".into());
@@ -257,7 +259,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
         ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
         // End of issue 3's special-function block.
-        ScalarOp::Composite(_) => unreachable!("handled above"),
+        ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
     Ok(vec![Scalar { value: v, dtype: out }])
 }
@@ -289,6 +291,78 @@ fn composite(b: &mut Block, g: &ScalarGraph, ins: &[Scalar], flags: &mut Flags) 
         .iter()
         .map(|&o| env[o].clone().ok_or_else(|| "Composite output is never computed".to_string()))
         .collect()
+}
+
+/// A `ScalarLoop` as an `scf.while` in the enclosing body, with the C backend's semantics:
+/// `n_steps <= 0` runs no step (the state comes back unchanged and a while loop's `until`
+/// is true); a while loop stops after the first step whose `until` is true.
+fn scalar_loop(b: &mut Block, l: &ScalarLoop, ins: &[Scalar]) -> Result<Vec<Scalar>, String> {
+    let g = &l.graph;
+    let (n_steps, rest) = ins.split_first().ok_or("ScalarLoop without n_steps")?;
+    if rest.len() != g.inputs.len() {
+        return Err(format!("ScalarLoop takes {} inputs after n_steps, got {}", g.inputs.len(), rest.len()));
+    }
+    let n = convert(b, n_steps, DType::Int64).value;
+    let rest: Vec<Scalar> = rest.iter().zip(&g.inputs).map(|(s, &i)| convert(b, s, g.dtypes[i])).collect();
+    let (state, constants) = rest.split_at(l.n_update);
+    let zero = b.constant_int(0, ScalarType::I64);
+    let mut inits: Vec<Value> = std::iter::once(zero).chain(state.iter().map(|s| s.value.clone())).collect();
+    if l.is_while {
+        inits.push(b.constant_int(1, ScalarType::I1));
+    }
+    let mut failure: Option<String> = None;
+    let finals = b.scf_while(
+        &inits,
+        |c, v| {
+            let more = c.cmpi(CmpI::Slt, &v[0], &n);
+            if !l.is_while {
+                return more;
+            }
+            // `until` starts true (what n_steps <= 0 reports), so the first step is taken
+            // regardless of it.
+            let z = c.constant_int(0, ScalarType::I64);
+            let first = c.cmpi(CmpI::Eq, &v[0], &z);
+            let t = c.constant_int(1, ScalarType::I1);
+            let not_done = c.arith(Arith::XOrI, &v[l.n_update + 1], &t);
+            let go = c.arith(Arith::OrI, &first, &not_done);
+            c.arith(Arith::AndI, &more, &go)
+        },
+        |body, v| {
+            let current: Vec<Scalar> = v[1..=l.n_update]
+                .iter()
+                .zip(&g.inputs)
+                .map(|(value, &i)| Scalar { value: value.clone(), dtype: g.dtypes[i] })
+                .chain(constants.iter().cloned())
+                .collect();
+            let mut inner_flags = Flags::default();
+            let next = composite(body, g, &current, &mut inner_flags);
+            let one = body.constant_int(1, ScalarType::I64);
+            let mut yielded = vec![body.arith(Arith::AddI, &v[0], &one)];
+            match next {
+                Ok(outs) if inner_flags.zero_division.is_none() && inner_flags.zero_modulo.is_none() => {
+                    yielded.extend(outs.into_iter().map(|s| s.value));
+                }
+                Ok(_) => {
+                    // The error flags of the elementwise kernel cannot leave the loop's region.
+                    failure = Some("an integer division or modulo that may fail inside a ScalarLoop".into());
+                    yielded.extend(v[1..].iter().cloned());
+                }
+                Err(why) => {
+                    failure = Some(why);
+                    yielded.extend(v[1..].iter().cloned());
+                }
+            }
+            yielded
+        },
+    );
+    if let Some(why) = failure {
+        return Err(format!("inside ScalarLoop: {why}"));
+    }
+    Ok(finals[1..]
+        .iter()
+        .zip(&g.outputs)
+        .map(|(value, &o)| Scalar { value: value.clone(), dtype: g.dtypes[o] })
+        .collect())
 }
 
 /// A scalar constant from its little-endian bytes.
