@@ -8,4 +8,4 @@ scripts/bootstrap.sh
 source .venv/bin/activate
 # The Rust crates' own tests; the PyO3 crate is tested through pytest.
 cargo test --release -p pytensor-mlir-core -p pytensor-mlir-iree
-python -m pytest tests -q "$@"
+python -m pytest tests -q --durations=30 "$@"

@@ -13,7 +13,9 @@ def ops_of(f):
     return {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int16", "uint32", "bool"])
+# One dtype per comparison the sort emits (float with NaN last, signed, unsigned, bool):
+# float32 and int64 take the same paths as float64 and int16 (compiles cost 4 s each).
+@pytest.mark.parametrize("dtype", ["float64", "int16", "uint32", "bool"])
 def test_sort_and_stable_argsort(dtype):
     m = pt.matrix("m", dtype=dtype)
     outs = [pt.sort(m), pt.sort(m, axis=0), pt.sort(m, axis=None), pt.argsort(m, kind="stable"), pt.argsort(m, axis=0, kind="mergesort")]

@@ -264,6 +264,7 @@ impl Target {
                 "--iree-hal-target-device=local".into(),
                 "--iree-hal-local-target-device-backends=llvm-cpu".into(),
                 "--iree-llvmcpu-target-cpu=host".into(),
+                "--iree-llvmcpu-reassociate-fp-reductions=true".into(),
             ],
             // The module carries the device target; the flag only names the device kind.
             Target::VulkanSpirv(_) => vec!["--iree-hal-target-device=vulkan".into()],

@@ -193,11 +193,13 @@ pub enum Contraction {
     BatchMatmul,
 }
 
-/// One result of an affine map: an iteration dim or a constant index.
+/// One result of an affine map: an iteration dim, a constant index, or `outer * stride +
+/// inner` (two iteration dims walking one dim in chunks of `stride`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AffineExpr {
     Dim(usize),
     Constant(i64),
+    Chunked { outer: usize, stride: i64, inner: usize },
 }
 
 /// `affine_map<(d0, ..) -> (..)>` over `dims` iteration dims.
@@ -220,6 +222,7 @@ impl AffineMap {
             .map(|r| match r {
                 AffineExpr::Dim(d) => format!("d{d}"),
                 AffineExpr::Constant(c) => c.to_string(),
+                AffineExpr::Chunked { outer, stride, inner } => format!("d{outer} * {stride} + d{inner}"),
             })
             .collect();
         write!(out, "affine_map<({}) -> ({})>", dims.join(", "), results.join(", ")).unwrap();
@@ -760,17 +763,34 @@ impl Block {
         )
     }
 
-    /// The tensor's elements in C order as a vector (`tensor.collapse_shape`; a 0-d
-    /// tensor becomes a 1-element vector through `tensor.expand_shape`).
-    pub fn tensor_flatten(&mut self, t: &Value) -> Value {
+    /// `tensor.collapse_shape` merging each group of adjacent dims (given in order, covering
+    /// every dim) into one; a merged dim is static where all its parts are.
+    pub fn tensor_collapse(&mut self, t: &Value, groups: &[Vec<usize>]) -> Value {
         let ty = t.tensor();
-        let size = ty.shape.iter().try_fold(1u64, |acc, d| d.map(|d| acc * d));
-        let out = TensorType::new(vec![size], ty.element);
+        let shape = groups.iter().map(|g| g.iter().try_fold(1u64, |acc, &d| ty.shape[d].map(|n| acc * n))).collect();
+        let out = TensorType::new(shape, ty.element);
+        self.def(out.clone().into(), format!("tensor.collapse_shape {} [{}] : {} into {out}", t.name, reassociation(groups), t.ty))
+    }
+
+    /// `tensor.expand_shape` of `t` into `to`, each dim of `t` split into the group of
+    /// `to`'s dims at the same position; `sizes` are `to`'s dims (their products must be
+    /// `t`'s: the caller guarantees it).
+    pub fn tensor_expand(&mut self, t: &Value, groups: &[Vec<usize>], to: TensorType, sizes: &[IndexArg]) -> Value {
+        assert_eq!(to.rank(), sizes.len(), "expand_shape needs one size per dim");
+        self.def(
+            to.clone().into(),
+            format!("tensor.expand_shape {} [{}] output_shape [{}] : {} into {to}", t.name, reassociation(groups), index_list(sizes), t.ty),
+        )
+    }
+
+    /// The tensor's elements in C order as a vector (a 0-d tensor becomes a 1-element
+    /// vector).
+    pub fn tensor_flatten(&mut self, t: &Value) -> Value {
+        let ty = t.tensor().clone();
         if ty.rank() == 0 {
-            return self.def(out.clone().into(), format!("tensor.expand_shape {} [] output_shape [1] : {} into {out}", t.name, t.ty));
+            return self.tensor_expand(t, &[], TensorType::new(vec![Some(1)], ty.element), &[IndexArg::Const(1)]);
         }
-        let group = (0..ty.rank()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
-        self.def(out.clone().into(), format!("tensor.collapse_shape {} [[{group}]] : {} into {out}", t.name, t.ty))
+        self.tensor_collapse(t, &[(0..ty.rank()).collect()])
     }
 
     /// A vector as a tensor of type `to` whose dims are `sizes` (their product must be the
@@ -778,17 +798,21 @@ impl Block {
     /// length 1.
     pub fn tensor_unflatten(&mut self, v: &Value, to: TensorType, sizes: &[IndexArg]) -> Value {
         assert_eq!(v.tensor().rank(), 1, "unflatten of a non-vector");
-        assert_eq!(to.rank(), sizes.len(), "unflatten needs one size per dim");
         if to.rank() == 0 {
             assert_eq!(v.tensor().shape[0], Some(1), "unflatten to 0-d needs a vector of static length 1");
-            return self.def(to.clone().into(), format!("tensor.collapse_shape {} [] : {} into {to}", v.name, v.ty));
+            return self.tensor_collapse(v, &[]);
         }
-        let group = (0..to.rank()).map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
-        self.def(
-            to.clone().into(),
-            format!("tensor.expand_shape {} [[{group}]] output_shape [{}] : {} into {to}", v.name, index_list(sizes), v.ty),
-        )
+        self.tensor_expand(v, &[(0..to.rank()).collect()], to, sizes)
     }
+}
+
+/// A reshape's reassociation groups as MLIR spells them: `[0, 1], [2]`.
+fn reassociation(groups: &[Vec<usize>]) -> String {
+    groups
+        .iter()
+        .map(|g| format!("[{}]", g.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// IREE's `iree_linalg_ext` ops (issue 4): scans, which `linalg` lacks.
