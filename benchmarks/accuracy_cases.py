@@ -216,6 +216,16 @@ def _trigamma(x):
     return mpmath.psi(1, x)
 
 
+def _besseli(n):
+    def f(x):
+        # Past 1e4 I0 and I1 overflow every dtype (mpmath would still compute them).
+        if abs(x) > 1e4:
+            return mpmath.inf if n == 0 or x > 0 else -mpmath.inf
+        return mpmath.besseli(n, x)
+
+    return f
+
+
 HUGE = 1e308  # clamped to each dtype's largest finite value
 PSI_ROOT = 1.4616321449683622
 
@@ -277,6 +287,11 @@ CASES = [
          edges=(PSI_ROOT, 1.0, 2.0, 3.0, 10.0, -0.5, -1.5, 1e-300, -1e-300)),
     Case("tri_gamma", pt.tri_gamma, real(_trigamma), (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-20, 0)),
          edges=(1.0, 2.0, 10.0, -0.5, -1.5, 1e-160, -1e-160)),
+    # Bessel functions (crates/core/src/lower/scalar_math/bessel.rs).
+    Case("i0", pt.i0, real(_besseli(0)), (log(1e-320, 800), uniform(-10, 10), uniform(-720, 720), uniform(-95, 95, only="float32")),
+         edges=(7.75, 7.749999999999999, 700.0, 700.0000000000001, 713.98, 714.0, 88.0, 91.9, 92.0)),
+    Case("i1", pt.i1, real(_besseli(1)), (log(1e-320, 800), uniform(-10, 10), uniform(-720, 720), uniform(-95, 95, only="float32")),
+         edges=(7.75, 7.749999999999999, 700.0, 700.0000000000001, 713.98, 714.0, -714.0, 88.0, 91.9, 92.0)),
 ]  # fmt: skip
 
 BY_NAME = {c.name: c for c in CASES}

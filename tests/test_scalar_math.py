@@ -603,3 +603,97 @@ def test_special_functions_float32_formulation_on_vulkan():
         except AssertionError as e:
             failures.append(str(e).strip())
     assert not failures, "\n\n".join(failures)
+
+
+# ---------------------------------------------------------------------------------------
+# Bessel functions (bessel.rs)
+
+BESSEL = {"i0": pt.i0, "i1": pt.i1}
+BESSEL_OPS = {"I0", "I1"}
+
+
+def bessel_reference_fixes(name, x, want):
+    """`want` (PyTensor's result on `x`) where it is not the function, replaced by it: scipy's
+    i0 and i1 are nan at +-inf (the limits are +inf, and -inf for i1 at -inf) and overflow
+    from 709.78 on (exp(x) alone; I0 and I1 do from 713.99: mpmath's value there). Zeros
+    of the odd functions keep x's sign (scipy's i1(-0.0) is +0.0)."""
+    import mpmath
+
+    want = want.copy()
+    x = np.asarray(x).astype(want.dtype)
+    if name in ("i0", "i1"):
+        odd = name == "i1"
+        want[np.isinf(x)] = np.where(odd & (x[np.isinf(x)] < 0), -np.inf, np.inf)
+        window = np.isfinite(x) & (np.abs(x) > 709.7) & (np.abs(x) < 714)
+        want[window] = [float(mpmath.besseli(int(odd), mpmath.mpf(float(v)))) for v in x[window]]
+    if name == "i1":
+        want[want == 0] = np.copysign(0.0, x[want == 0])
+    return want
+
+
+def test_bessel_like_the_reference():
+    """The Bessel functions on every input kind at once (float32, float64, int8 and int64
+    inputs: `upgrade_to_float` output dtypes) against PyTensor's C mode on the same inputs
+    (I0 and I1 have no C code: scipy; see bessel_reference_fixes), special values bit for
+    bit (signs of zeros, infinities, nan, overflow), other values to rtol 1e-13 (float64)
+    or 1e-6 (float32)."""
+    rng = np.random.default_rng(29)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.5e-323, 1e-300, -1e-300, 1.0, -1.0, 7.75,
+                -7.75, 7.749999999999999, 88.0, 91.9, 92.0, 700.0, 713.98, -713.98, 714.0, -714.0, 1e308, -1e308]  # fmt: skip
+    x64 = np.concatenate([specials, rng.uniform(-20, 20, 40), rng.uniform(-720, 720, 20)])
+    with np.errstate(over="ignore"):
+        x32 = np.concatenate([specials, [1e-45, -1e-45, 3e-45], rng.uniform(-20, 20, 40), rng.uniform(-95, 95, 20)]).astype("float32")
+    ints = {"int8": np.array([0, 1, -1, 7, -8, 100, -128, 127], dtype="int8"),
+            "int64": np.array([0, 1, -1, 8, 30, -50, 713, 714], dtype="int64")}  # fmt: skip
+    inputs = [pt.vector("x64", dtype="float64"), pt.vector("x32", dtype="float32")]
+    inputs += [pt.vector(k, dtype=k) for k in ints]
+    vals = [x64, x32, *ints.values()]
+    outputs = [fn(x) for x in inputs for fn in BESSEL.values()]
+    f, ref = compile_both(inputs, outputs)
+    with np.errstate(all="ignore"):
+        got, want = f(*vals), ref(*vals)
+    names = [f"{name}({x.name})" for x in inputs for name in BESSEL]
+    want = [bessel_reference_fixes(name, v, w) for (name, v), w in zip(((n, v) for v in vals for n in BESSEL), want)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype
+        if g.dtype == np.float32:
+            # float32 is computed in f64 and rounded once: i1 of a float32 subnormal x is
+            # x/2 exactly in f64 (x^3/16 is far below its ulp), a tie in float32 that rounds
+            # to even where the true value, just above, rounds up: one subnormal apart.
+            one_off = (np.abs(w) < np.finfo("float32").tiny) & (np.abs(g - w) <= np.finfo("float32").smallest_subnormal)
+            got[i] = np.where(one_off, w, g)
+    assert_all_same(names, got, want)
+    for name, g, w in zip(names, got, want):
+        np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]), err_msg=name)
+    assert BESSEL_OPS <= scalar_ops(f), BESSEL_OPS - scalar_ops(f)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bessel_accuracy(dtype):
+    """Each Bessel function against mpmath (benchmarks/accuracy_cases.py): within 8 ULP
+    wherever scipy is, and never a larger max error than PyTensor's own mode (scipy, or
+    C's libm for j0 and j1) on the same points."""
+    import pytensor
+
+    rng = np.random.default_rng(31)
+    cases = [BY_NAME[k] for k in BESSEL]
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
+    f, ref = compile_both(inputs, outputs)
+    vals = [points(c, dtype, 1000, rng) for c in cases]
+    with np.errstate(all="ignore"):
+        got, c_got = f(*vals), ref(*vals)
+    report = []
+    for c, v, g, cg in zip(cases, vals, got, c_got):
+        want = exact(c.mpmath, v)
+        errors = ulp_errors(g, want, dtype)
+        c_errors = ulp_errors(cg, want, dtype)
+        scipy_ok = scipy_errors(c, v, want, dtype) <= SPECIAL_MAX_ULP
+        bad = scipy_ok & (errors > SPECIAL_MAX_ULP)
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}; scipy within {SPECIAL_MAX_ULP})")
+        if errors.max() > max(SPECIAL_MAX_ULP, c_errors.max()):
+            i = int(np.argmax(errors))
+            report.append(f"{c.name}: max {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}), reference's max {c_errors.max():.3g}")
+    assert not report, "\n".join(report)
