@@ -243,6 +243,10 @@ pub enum ScalarOp {
     I0,
     /// The modified Bessel function of the first kind, order 1.
     I1,
+    /// The Bessel function of the first kind, order 0.
+    J0,
+    /// The Bessel function of the first kind, order 1.
+    J1,
     // End of issue 3's Bessel block.
     Composite(Box<ScalarGraph>),
 }
@@ -332,6 +336,8 @@ impl ScalarOp {
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
             "I1" => I1,
+            "J0" => J0,
+            "J1" => J1,
             // End of issue 3's Bessel block.
             _ => return None,
         })
@@ -535,7 +541,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
-    "GammaLn", "Psi", "TriGamma", "I0", "I1",
+    "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -259,6 +259,8 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         // Issue 3: Bessel functions.
         ScalarOp::I0 => own_math(b, &ins[0], out, bessel::i0)?,
         ScalarOp::I1 => own_math(b, &ins[0], out, bessel::i1)?,
+        ScalarOp::J0 => own_math(b, &ins[0], out, bessel::j0)?,
+        ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
@@ -1073,7 +1075,7 @@ mod special_function_tests {
     /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
     #[test]
     fn special_functions_have_a_float32_formulation() {
-        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma", "I0", "I1"] {
+        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1"] {
             let lowered = lower_elemwise(op, "float32", false).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(!lowered.mlir.contains("f64"), "{op} uses f64 on a target without f64 math");
             // With f64 math, float32 is computed in f64 and rounded once.
