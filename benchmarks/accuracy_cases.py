@@ -216,6 +216,31 @@ def _trigamma(x):
     return mpmath.psi(1, x)
 
 
+def _besseli(n):
+    def f(x):
+        # Past 1e4 I0 and I1 overflow every dtype (mpmath would still compute them).
+        if abs(x) > 1e4:
+            return mpmath.inf if n == 0 or x > 0 else -mpmath.inf
+        return mpmath.besseli(n, x)
+
+    return f
+
+
+def _besselj(n):
+    def f(x):
+        if mpmath.isinf(x):
+            return mpmath.mpf(0)
+        return mpmath.besselj(n, x)
+
+    return f
+
+
+# The first zeros of J0 and J1 (as float64) and X = 5, where bessel.rs switches formulas.
+_J_EDGES = (2.404825557695773, 5.520078110286311, 8.653727912911013, 11.791534439014281, 3.8317059702075125,
+            7.015586669815619, 10.173468135062722, 5.0, 4.999999999999999, 5.000000000000001, 1e15, -1e15)  # fmt: skip
+_J_DOMAIN = (log(1e-320, 1e15, only="float64"), log(1e-45, 1e5, only="float32"), uniform(-30, 30), uniform(-1000, 1000))
+
+
 HUGE = 1e308  # clamped to each dtype's largest finite value
 PSI_ROOT = 1.4616321449683622
 
@@ -277,6 +302,14 @@ CASES = [
          edges=(PSI_ROOT, 1.0, 2.0, 3.0, 10.0, -0.5, -1.5, 1e-300, -1e-300)),
     Case("tri_gamma", pt.tri_gamma, real(_trigamma), (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-20, 0)),
          edges=(1.0, 2.0, 10.0, -0.5, -1.5, 1e-160, -1e-160)),
+    # Bessel functions (crates/core/src/lower/scalar_math/bessel.rs).
+    Case("i0", pt.i0, real(_besseli(0)), (log(1e-320, 800), uniform(-10, 10), uniform(-720, 720), uniform(-95, 95, only="float32")),
+         edges=(7.75, 7.749999999999999, 700.0, 700.0000000000001, 713.98, 714.0, 88.0, 91.9, 92.0)),
+    Case("i1", pt.i1, real(_besseli(1)), (log(1e-320, 800), uniform(-10, 10), uniform(-720, 720), uniform(-95, 95, only="float32")),
+         edges=(7.75, 7.749999999999999, 700.0, 700.0000000000001, 713.98, 714.0, -714.0, 88.0, 91.9, 92.0)),
+    # Past 1e15 (1e5 in float32) the angle is not reduced accurately (as sin and cos).
+    Case("j0", pt.j0, real(_besselj(0)), _J_DOMAIN, edges=_J_EDGES, bound=_TRIG_BOUND),
+    Case("j1", pt.j1, real(_besselj(1)), _J_DOMAIN, edges=_J_EDGES, bound=_TRIG_BOUND),
 ]  # fmt: skip
 
 BY_NAME = {c.name: c for c in CASES}

@@ -603,3 +603,168 @@ def test_special_functions_float32_formulation_on_vulkan():
         except AssertionError as e:
             failures.append(str(e).strip())
     assert not failures, "\n\n".join(failures)
+
+
+# ---------------------------------------------------------------------------------------
+# Bessel functions (bessel.rs)
+
+BESSEL = {"i0": pt.i0, "i1": pt.i1, "j0": pt.j0, "j1": pt.j1}
+BESSEL_OPS = {"I0", "I1", "J0", "J1"}
+
+
+def bessel_reference_fixes(name, x, want):
+    """`want` (PyTensor's result on `x`) where it is not the function, replaced by it: scipy's
+    i0 and i1 are nan at +-inf (the limits are +inf, and -inf for i1 at -inf) and overflow
+    from 709.78 on (exp(x) alone; I0 and I1 do from 713.99: mpmath's value there). Zeros
+    of the odd functions keep x's sign (scipy's i1(-0.0) is +0.0)."""
+    import mpmath
+
+    want = want.copy()
+    x = np.asarray(x).astype(want.dtype)
+    if name in ("i0", "i1"):
+        odd = name == "i1"
+        want[np.isinf(x)] = np.where(odd & (x[np.isinf(x)] < 0), -np.inf, np.inf)
+        window = np.isfinite(x) & (np.abs(x) > 709.7) & (np.abs(x) < 714)
+        want[window] = [float(mpmath.besseli(int(odd), mpmath.mpf(float(v)))) for v in x[window]]
+    if name == "i1":
+        want[want == 0] = np.copysign(0.0, x[want == 0])
+    if name == "j1":
+        # C's j1 of a tiny x is x/2 rounded to even; the true value is just below x/2:
+        # of a tie (an odd subnormal x) the smaller neighbour.
+        tiny = np.abs(x) < 1e-300
+        want[tiny] = np.copysign([float(mpmath.besselj(1, mpmath.mpf(float(v)))) for v in x[tiny]], x[tiny])
+    return want
+
+
+def test_bessel_like_the_reference():
+    """The Bessel functions on every input kind at once (float32, float64, int8 and int64
+    inputs: `upgrade_to_float` output dtypes) against PyTensor's C mode on the same inputs
+    (C's j0 and j1; I0 and I1 have no C code: scipy, see bessel_reference_fixes), special
+    values bit for bit (signs of zeros, infinities, nan, overflow), other values to rtol
+    1e-13 (float64) or 1e-6 (float32), j0 and j1 also to atol 1e-15 (1e-7) near their zeros,
+    and up to 1e15, their accuracy bound."""
+    rng = np.random.default_rng(29)
+    specials = [0.0, -0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, 1.5e-323, 1e-300, -1e-300, 1.0, -1.0]
+    i_specials = [7.75, -7.75, 7.749999999999999, 88.0, 91.9, 92.0, 700.0, 713.98, -713.98, 714.0, -714.0, 1e308, -1e308]
+    j_specials = [5.0, -5.0, 4.999999999999999, 2.404825557695773, 3.8317059702075125, 5.520078110286311,
+                  -7.015586669815619, 8.653727912911013, 1e15, -1e15, 1e6, 12345.678]  # fmt: skip
+    xs = {}
+    for kind, extra, wide in (("i", i_specials, 720), ("j", j_specials, 1000)):
+        x = np.concatenate([specials, extra, rng.uniform(-20, 20, 40), rng.uniform(-wide, wide, 20)])
+        with np.errstate(over="ignore"):
+            x32 = np.concatenate([specials, extra, [1e-45, -1e-45, 3e-45], rng.uniform(-20, 20, 40),
+                                  rng.uniform(-95, 95, 20)]).astype("float32")  # fmt: skip
+        xs[f"{kind}64"], xs[f"{kind}32"] = x, x32
+    xs["int8"] = np.array([0, 1, -1, 2, 5, 7, -8, 100, -128, 127], dtype="int8")
+    xs["int64"] = np.array([0, 1, -1, 8, 30, -50, 713, 714, 10**15], dtype="int64")
+    inputs = {k: pt.vector(k, dtype=str(v.dtype)) for k, v in xs.items()}
+    names, outputs, args = [], [], []
+    for k, x in inputs.items():
+        for name, fn in BESSEL.items():
+            if k[0] in "ij" and k[0] != name[0]:
+                continue
+            names.append(f"{name}({k})")
+            outputs.append(fn(x))
+            args.append((name, xs[k]))
+    f, ref = compile_both(list(inputs.values()), outputs)
+    with np.errstate(all="ignore"):
+        got, want = f(*xs.values()), ref(*xs.values())
+    want = [bessel_reference_fixes(name, v, w) for (name, v), w in zip(args, want)]
+    for i, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype
+        if g.dtype == np.float32:
+            # float32 is computed in f64 and rounded once: i1 of a float32 subnormal x is
+            # x/2 exactly in f64 (x^3/16 is far below its ulp), a tie in float32 that rounds
+            # to even where the true value, just above, rounds up: one subnormal apart.
+            one_off = (np.abs(w) < np.finfo("float32").tiny) & (np.abs(g - w) <= np.finfo("float32").smallest_subnormal)
+            got[i] = np.where(one_off, w, g)
+    i_only = [k for k, n in enumerate(names) if n[0] == "i"]
+    assert_all_same([names[k] for k in i_only], [got[k] for k in i_only], [want[k] for k in i_only])
+    for k, n in enumerate(names):
+        if n[0] == "j":
+            f32 = got[k].dtype == np.float32
+            assert_same(got[k], want[k], rtol=1e-6 if f32 else 1e-13, atol=1e-7 if f32 else 1e-15, err_msg=n)
+    for name, g, w in zip(names, got, want):
+        np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]), err_msg=name)
+    assert BESSEL_OPS <= scalar_ops(f), BESSEL_OPS - scalar_ops(f)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_bessel_accuracy(dtype):
+    """Each Bessel function against mpmath (benchmarks/accuracy_cases.py): within 8 ULP
+    wherever scipy is, and never a larger max error than PyTensor's own mode (scipy, or
+    C's libm for j0 and j1) on the same points."""
+    import pytensor
+
+    rng = np.random.default_rng(31)
+    cases = [BY_NAME[k] for k in BESSEL]
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
+    f, ref = compile_both(inputs, outputs)
+    # Past their bound (j0, j1: the angle's reduction, as sin and cos) left out.
+    vals = [v[within_bound(c, dtype, v)] for c, v in ((c, points(c, dtype, 1000, rng)) for c in cases)]
+    with np.errstate(all="ignore"):
+        got, c_got = f(*vals), ref(*vals)
+    report = []
+    for c, v, g, cg in zip(cases, vals, got, c_got):
+        want = exact(c.mpmath, v)
+        errors = ulp_errors(g, want, dtype)
+        c_errors = ulp_errors(cg, want, dtype)
+        scipy_ok = scipy_errors(c, v, want, dtype) <= SPECIAL_MAX_ULP
+        bad = scipy_ok & (errors > SPECIAL_MAX_ULP)
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}; scipy within {SPECIAL_MAX_ULP})")
+        if errors.max() > max(SPECIAL_MAX_ULP, c_errors.max()):
+            i = int(np.argmax(errors))
+            report.append(f"{c.name}: max {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}), reference's max {c_errors.max():.3g}")
+    assert not report, "\n".join(report)
+
+
+def test_bessel_of_real_order_refused_by_name():
+    """Ive, Kve and Jv (real order v) are not lowered: compiling them fails naming the Op,
+    never a wrong result."""
+    import pytensor
+
+    v, x = pt.vector("v"), pt.vector("x")
+    for fn, op in ((pt.ive, "Ive"), (pt.kve, "Kve"), (pt.jv, "Jv")):
+        with pytest.raises(NotImplementedError, match=op):
+            pytensor.function([v, x], fn(v, x), mode=MLIR)
+
+
+@pytest.mark.skipif(
+    not VULKAN_DEVICES,
+    reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
+)
+def test_bessel_float32_formulation_on_vulkan():
+    """On Vulkan the Bessel functions run in f32 on the device's exp: within 1e-5 relative
+    of the CPU mode's (f64-computed) results, or 1e-6 absolute for j0 and j1 (near their
+    zeros the f32 angle is only that accurate past 5, and below 5 lavapipe loses the
+    split zeros' low parts: j1 at its first zero in float32 came out 0), on normal results (lavapipe flushes
+    subnormals), special values, the switch points, overflow and the zeros included. One
+    function per op: lavapipe takes 128 bytes of push constants a dispatch."""
+    import pytensor
+
+    rng = np.random.default_rng(37)
+    ends = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-30, -1e-30]
+    i_values = np.concatenate([ends, [7.75, 7.7499995, -7.75, 88.0, 88.1, 91.9, 92.0, -92.0], rng.uniform(-20, 20, 40),
+                               rng.uniform(-95, 95, 20)])  # fmt: skip
+    j_values = np.concatenate([ends, [5.0, 4.9999995, -5.0, 2.4048255, 3.831706, 5.520078, 7.0155869, 8.653728, 1e4,
+                                      -3e4, 1e5], rng.uniform(-30, 30, 60), rng.uniform(-1000, 1000, 20)])  # fmt: skip
+    x = pt.vector("x", dtype="float32")
+    y = pt.vector("y", dtype="float32")
+    vals = {"i": i_values.astype("float32"), "j": j_values.astype("float32")}
+    cpu = pytensor.function([x, y], [fn(x if name[0] == "i" else y) for name, fn in BESSEL.items()], mode=MLIR)
+    with np.errstate(all="ignore"):
+        wants = cpu(vals["i"], vals["j"])
+    failures = []
+    for (name, fn), want in zip(BESSEL.items(), wants):
+        v = vals[name[0]]
+        gpu = pytensor.function([x], fn(x), mode="MLIR_VULKAN")
+        with np.errstate(all="ignore"):
+            got = gpu(v)
+        try:
+            assert_same(got + 0, want + 0, rtol=1e-5, atol=1e-6 if name[0] == "j" else 1e-30, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)

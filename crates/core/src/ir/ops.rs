@@ -238,6 +238,16 @@ pub enum ScalarOp {
     /// `polygamma(1, x)`.
     TriGamma,
     // End of issue 3's special-function block.
+    // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
+    /// The modified Bessel function of the first kind, order 0.
+    I0,
+    /// The modified Bessel function of the first kind, order 1.
+    I1,
+    /// The Bessel function of the first kind, order 0.
+    J0,
+    /// The Bessel function of the first kind, order 1.
+    J1,
+    // End of issue 3's Bessel block.
     Composite(Box<ScalarGraph>),
     /// `ScalarLoop` (and its subclasses): an inner scalar graph iterated `n_steps` times.
     Loop(Box<ScalarLoop>),
@@ -364,6 +374,12 @@ impl ScalarOp {
             "Psi" => Psi,
             "TriGamma" => TriGamma,
             // End of issue 3's special-function block.
+            // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
+            "I0" => I0,
+            "I1" => I1,
+            "J0" => J0,
+            "J1" => J1,
+            // End of issue 3's Bessel block.
             _ => return None,
         })
     }
@@ -572,7 +588,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
-    "GammaLn", "Psi", "TriGamma",
+    "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

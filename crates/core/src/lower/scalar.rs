@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{erf, exp_log, gamma, trig};
+use super::scalar_math::{bessel, erf, exp_log, gamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -258,6 +258,11 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::GammaLn => own_math(b, &ins[0], out, gamma::gammaln)?,
         ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
         ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
+        // Issue 3: Bessel functions.
+        ScalarOp::I0 => own_math(b, &ins[0], out, bessel::i0)?,
+        ScalarOp::I1 => own_math(b, &ins[0], out, bessel::i1)?,
+        ScalarOp::J0 => own_math(b, &ins[0], out, bessel::j0)?,
+        ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1144,7 +1149,7 @@ mod special_function_tests {
     /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
     #[test]
     fn special_functions_have_a_float32_formulation() {
-        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma"] {
+        for op in ["Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma", "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1"] {
             let lowered = lower_elemwise(op, "float32", false).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(!lowered.mlir.contains("f64"), "{op} uses f64 on a target without f64 math");
             // With f64 math, float32 is computed in f64 and rounded once.

@@ -35,14 +35,14 @@ use super::{PerType, F};
 use crate::mlir::{Arith, Block, CmpF, Value};
 
 // pi/2 = P1 + P2 + P3 + P4 (python scripts/fit_trig.py --constants).
-const PIO2_1: PerType = (1.5707963267948966, 1.5707963705062866);
-const PIO2_2: PerType = (6.123233995736766e-17, -4.371138828673793e-08);
+pub(super) const PIO2_1: PerType = (1.5707963267948966, 1.5707963705062866);
+pub(super) const PIO2_2: PerType = (6.123233995736766e-17, -4.371138828673793e-08);
 const PIO2_3: PerType = (-1.4973849048591698e-33, -1.7151245100058819e-15);
 const PIO2_4: PerType = (5.562271104316826e-50, 1.056299898220315e-23);
 const TWO_OVER_PI_HI: PerType = (0.6366197723675814, 0.6366197466850281);
 const TWO_OVER_PI_LO: PerType = (-3.935735335036497e-17, 2.5682552973194106e-08);
-const PIO4_HI: PerType = (0.7853981633974483, 0.7853981852531433);
-const PIO4_LO: PerType = (3.061616997868383e-17, -2.1855694143368964e-08);
+pub(super) const PIO4_HI: PerType = (0.7853981633974483, 0.7853981852531433);
+pub(super) const PIO4_LO: PerType = (3.061616997868383e-17, -2.1855694143368964e-08);
 const PI_HI: PerType = (3.141592653589793, 3.1415927410125732);
 const PI_LO: PerType = (1.2246467991473532e-16, -8.742277657347586e-08);
 
@@ -95,7 +95,7 @@ const ATAN_F32: [f64; 5] = [
 const TAN_PI_8: f64 = 0.41421356237309503;
 
 /// x = k pi/2 + (hi + lo): (hi, lo, k mod 4 as a float). Non-finite x give nan.
-fn reduce(f: &mut F, x: &Value) -> (Value, Value, Value) {
+pub(super) fn reduce(f: &mut F, x: &Value) -> (Value, Value, Value) {
     // k = round(x * 2/pi), corrected by the rounding of the product and of 2/pi itself
     // (both matter near 1e15), so that |r| <= pi/4 up to a rounding.
     let c_hi = f.k(TWO_OVER_PI_HI);
@@ -161,7 +161,7 @@ fn reduce(f: &mut F, x: &Value) -> (Value, Value, Value) {
 
 /// sin(hi + lo) for |hi| <= pi/4 (and a little beyond), lo below hi's last bit:
 /// hi + (hi^3 S(hi^2) + lo cos(hi)), cos(hi) taken as 1 - hi^2/2.
-fn sin_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
+pub(super) fn sin_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
     let t = f.mul(hi, hi);
     let s = f.poly(&t, &SIN_F64, &SIN_F32);
     let minus_half = f.c(-0.5);
@@ -175,7 +175,7 @@ fn sin_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
 /// cos(hi + lo) = w + ((1 - w) - h) + (hi^4 C(hi^2) - hi lo - te/2), with h = t/2, t = hi^2
 /// rounded, te its rounding error, and w = 1 - h rounded (whose error (1 - w) - h is
 /// exact): the large part 1 - hi^2/2 to twice the precision.
-fn cos_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
+pub(super) fn cos_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
     let (t, te) = f.two_prod(hi, hi);
     let c = f.poly(&t, &COS_F64, &COS_F32);
     let half = f.c(0.5);
@@ -195,7 +195,7 @@ fn cos_kernel(f: &mut F, hi: &Value, lo: &Value) -> Value {
 
 /// Which of four values, by the quadrant q (0..3 as a float; nan picks `by_q[0]`, which
 /// is nan there).
-fn by_quadrant(f: &mut F, q: &Value, by_q: [&Value; 4]) -> Value {
+pub(super) fn by_quadrant(f: &mut F, q: &Value, by_q: [&Value; 4]) -> Value {
     let mut r = by_q[0].clone();
     for (i, v) in by_q.iter().enumerate().skip(1) {
         let qi = f.c(i as f64);
