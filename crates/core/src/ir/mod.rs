@@ -5,4 +5,4 @@ pub mod graph;
 pub mod ops;
 
 pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};
-pub use ops::{BlockwiseCore, IdxEntry, Op, Reduction, ScalarOp};
+pub use ops::{BlockwiseCore, IdxEntry, Op, RavelMode, Reduction, ScalarOp};

@@ -433,9 +433,12 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         return Err(format!("a value of rank {} for a region of rank {}", y_ty.ndim(), view.len()));
     }
     let lead = view.len() - y_ty.ndim();
-    // y's dims: broadcast where static 1, else they must equal the region's.
-    let mut y_dims: Vec<Option<Value>> = Vec::new();
+    // y's dims: broadcast where static 1 or 1 at run time (numpy's assignment broadcasts
+    // those, and the C backend with it: `pt.pad(mode="edge")` relies on it), else they
+    // must equal the region's.
+    let mut y_dims: Vec<Option<(Value, Value)>> = Vec::new();
     let mut mismatch: Option<Value> = None;
+    let one = b.constant_index(1);
     for a in 0..y_ty.ndim() {
         if y_ty.broadcastable(a) {
             y_dims.push(None);
@@ -444,8 +447,12 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         let d = b.tensor_dim(&y, a);
         let Axis::Slice { len, .. } = &axes[view[lead + a]] else { unreachable!() };
         let ne = b.cmpi(CmpI::Ne, &d, len);
-        mismatch = Some(or(b, mismatch, ne));
-        y_dims.push(Some(d));
+        let is_one = b.cmpi(CmpI::Eq, &d, &one);
+        let t = b.constant_int(1, ScalarType::I1);
+        let not_one = b.arith(Arith::XOrI, &is_one, &t);
+        let bad = b.arith(Arith::AndI, &ne, &not_one);
+        mismatch = Some(or(b, mismatch, bad));
+        y_dims.push(Some((d, is_one)));
     }
     if let Some(m) = mismatch {
         check(cx, b, &m, ErrorKind::Value, format!("{what}: the value's shape does not match the indexed region"));
@@ -490,8 +497,8 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         for (a, yd_a) in y_dims.iter().enumerate() {
             match yd_a {
                 None => y_index.push(zero.clone()),
-                Some(d) => {
-                    let q = q_of[lead + a].clone();
+                Some((d, is_one)) => {
+                    let q = body.select(is_one, &zero, &q_of[lead + a]);
                     let lt = body.cmpi(CmpI::Slt, &q, d);
                     inside = Some(match inside {
                         None => lt,
