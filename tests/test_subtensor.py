@@ -357,7 +357,6 @@ def test_advanced_inc_and_set_bad_input_raise_like_c():
         (pt.inc_subtensor(x[:, i, j], y), [np.array([0, 1, 1]), np.array([0, -4, 0]), np.array(1)], IndexError),
         (pt.set_subtensor(x[i, :, j], y), [np.array([0, 1]), np.array([0, 1]), np.array(1)], ValueError),
         (x[i, ::s], [np.array([0, 1]), np.array([0, 1]), np.array(0)], ValueError),
-        (pt.inc_subtensor(x[i, j], y[0]), [np.array([0, 1, 2]), np.array([0, 1]), np.array(1)], IndexError),
     ]:
         f, ref = compile_both([x, y, i, j, s], out, on_unused_input="ignore")
         got, _ = raises_like(f, ref, [xv, yv, *bad])
@@ -392,3 +391,26 @@ def test_advanced_indexing_we_cannot_do_is_refused_by_name(build):
     i, j = pt.lvector("i"), pt.lvector("j")
     with pytest.raises(NotImplementedError, match="Advanced"):
         pytensor.function([x, i, j], build(x, i, j), mode=MLIR, on_unused_input="ignore")
+
+
+def test_permute_row_elements_like_c():
+    # Rows of x reordered by the rows of y (broadcast), or by their inverse (a scatter).
+    from pytensor.tensor.basic import permute_row_elements as permute
+
+    x, y, v = pt.matrix("x"), pt.lmatrix("y"), pt.lvector("v")
+    outs = [permute(x, v), permute(x, y), permute(x, v, inverse=True), permute(x, y, inverse=True), permute(x[0], y)]
+    cost = (permute(x, y) * x).sum() + (permute(x, v, inverse=True) ** 2).sum()
+    outs.append(pytensor.grad(cost, x))
+    f, ref = compile_both([x, y, v], outs)
+    assert "PermuteRowElements" in op_types(f)
+    for shape in [(3, 4), (2, 1), (2, 0)]:
+        xv = RNG.normal(size=shape)
+        yv = np.stack([RNG.permutation(shape[1]) for _ in range(shape[0])]).reshape(shape)
+        vv = RNG.permutation(shape[1]) - shape[1] * (np.arange(shape[1]) % 2)  # some negative
+        assert_all_same([f"output {k}" for k in range(len(outs))], f(xv, yv, vv), ref(xv, yv, vv))
+    xv, yv = RNG.normal(size=(3, 4)), np.zeros((3, 4), "int64")
+    for vv in [[0, 1, 2, 4], [0, -5, 1, 2]]:
+        got, _ = raises_like(f, ref, [xv, yv, np.array(vv)])
+        assert isinstance(got, IndexError)
+    got, _ = raises_like(f, ref, [xv, np.zeros((2, 4), "int64"), np.arange(4)])
+    assert isinstance(got, ValueError)

@@ -102,6 +102,8 @@ pub enum Op {
     UnravelIndex { fortran: bool },
     /// `RavelMultiIndex(*multi_index, dims)`; `fortran`: order "F".
     RavelMultiIndex { mode: RavelMode, fortran: bool },
+    /// `PermuteRowElements(x, y)`: x's rows reordered by y's (`inverse`: by the inverse).
+    PermuteRowElements { inverse: bool },
     /// `OpFromGraph` (and subclasses such as `Einsum`): its inner graph, whose inputs are
     /// the node's inputs.
     OpFromGraph(Box<super::graph::Graph>),
@@ -500,6 +502,11 @@ impl Op {
             },
             "Repeat" => Ok(Op::Repeat { axis: prop_usize(op, "axis")? }),
             "Bartlett" => Ok(Op::Bartlett),
+            "PermuteRowElements" => match op.props.get("inverse") {
+                Some(Value::Bool(b)) => Ok(Op::PermuteRowElements { inverse: *b }),
+                Some(v) if v.as_i64().is_some() => Ok(Op::PermuteRowElements { inverse: v.as_i64() != Some(0) }),
+                _ => Err("prop inverse is not a bool".into()),
+            },
             "UnravelIndex" => Ok(Op::UnravelIndex { fortran: prop_fortran(op)? }),
             "RavelMultiIndex" => {
                 let mode = match op.props.get("mode").and_then(Value::as_str) {
@@ -543,7 +550,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
-    "RavelMultiIndex",
+    "RavelMultiIndex", "PermuteRowElements",
     // End of the tensor-ops block.
 ];
 

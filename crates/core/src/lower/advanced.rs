@@ -373,7 +373,7 @@ fn positions(b: &mut Block, p: &Plan, x: &Value, arrays: &[Value], sizes: &[Valu
 
 /// For each position on x's first `depth` axes, the last of the `count` rows the
 /// positions send there (-1: none), by scattering each row's number with a max.
-fn last_rows(b: &mut Block, x: &Value, x_ty: &IrType, positions: &Value, count: &Value, depth: usize) -> Result<Value, String> {
+pub(super) fn last_rows(b: &mut Block, x: &Value, x_ty: &IrType, positions: &Value, count: &Value, depth: usize) -> Result<Value, String> {
     let order = {
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(count));
         b.linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
@@ -391,7 +391,7 @@ fn last_rows(b: &mut Block, x: &Value, x_ty: &IrType, positions: &Value, count: 
 
 /// x with each position on its first `depth` axes that `last` names a row for replaced by
 /// that row of `updates`.
-fn take_rows(b: &mut Block, x: &Value, x_ty: &IrType, last: &Value, updates: &Value, depth: usize) -> Result<Value, String> {
+pub(super) fn take_rows(b: &mut Block, x: &Value, x_ty: &IrType, last: &Value, updates: &Value, depth: usize) -> Result<Value, String> {
     let rank = x_ty.ndim();
     let sizes: Vec<Value> = (0..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(x, k)).collect();
     let init = b.tensor_empty(tensor_type(x_ty), &sizes);

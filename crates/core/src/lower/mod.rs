@@ -17,6 +17,7 @@ mod checks;
 mod construct;
 mod cumulative;
 mod inner;
+mod permute;
 mod ravel;
 mod sort;
 // End of the tensor-ops block.
@@ -428,6 +429,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Bartlett => construct::bartlett(cx, b, node),
         Op::UnravelIndex { fortran } => ravel::unravel_index(cx, b, node, *fortran),
         Op::RavelMultiIndex { mode, fortran } => ravel::ravel_multi_index(cx, b, node, *mode, *fortran),
+        Op::PermuteRowElements { inverse } => permute::permute_row_elements(cx, b, node, *inverse),
         Op::CumOp { axis, mul } => cumulative::cumop(cx, b, node, *axis, *mul),
         Op::Sort { arg } => sort::sort(cx, b, node, *arg),
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
