@@ -1,6 +1,7 @@
 """ARange, Eye, ExtractDiag, AllocDiag, tri/tril/triu (ARange and Elemwise), FillDiagonal,
-FillDiagonalOffset and Repeat against the C backend: dynamic shapes, empty inputs, bad
-input raising like the C backend, and gradients."""
+FillDiagonalOffset, Repeat, Bartlett, UnravelIndex, RavelMultiIndex, pad and tile against
+the C backend: dynamic shapes, empty inputs, bad input raising like the C backend, and
+gradients."""
 
 import numpy as np
 import pytensor
@@ -199,3 +200,47 @@ def test_data_dependent_sizes_are_refused_with_the_reason():
     for out, name in [(pt.unique(x), "Unique"), (pt.nonzero(x)[0], "Nonzero"), (x.nonzero_values(), "Nonzero")]:
         with pytest.raises(NotImplementedError, match=f"{name}.*size of its output depends on the values"):
             pytensor.function([x], out, mode="MLIR")
+
+
+def test_bartlett_unravel_and_ravel_multi_index():
+    m, c, a, d = pt.lscalar("m"), pt.lvector("c"), pt.ivector("a"), pt.lvector("d")
+    w = pt.bvector("w")
+    outputs = [
+        pt.bartlett(m),
+        *pt.unravel_index(c, (3, 4)),
+        *pt.unravel_index(c, (3, 4), order="F"),
+        *pt.unravel_index(c, pt.specify_shape(d, (2,))),
+        pt.ravel_multi_index((a, a[::-1]), (5, 4)),
+        pt.ravel_multi_index((w, a), (5, 6), mode="wrap", order="F"),
+        pt.ravel_multi_index((w, w[::-1]), (3, 2), mode="clip"),
+    ]
+    cases = [
+        (5, [0, 11, 5, 7], [0, 1, 3, 2], [3, 4], [0, -1, 7, 100]),
+        (1, [0], [1], [1, 1], [-128]),
+        (0, [], [], [2, 2], []),
+        (-3, [3, 2], [3, 0], [2, 2], [-7, 9]),
+        (10, [1, 0], [2, 3], [1, 2], [5, 6]),
+    ]
+    cases = [
+        [np.array(mv), np.array(cv, "int64"), np.array(av, "int32"), np.array(dv, "int64"), np.array(wv, "int8")]
+        for mv, cv, av, dv, wv in cases
+    ]
+    f, ref = check_with("RavelMultiIndex", [m, c, a, d, w], outputs, cases)
+    assert {"Bartlett", "UnravelIndex"} <= ops_of(f)
+    # Out of range: a flat index, a coordinate in mode "raise", a negative dim.
+    for cv, av, dv in [([12, 0], [0, 0], [3, 4]), ([0, 1], [0, 5], [3, 4]), ([-1, 0], [0, 0], [3, 4]), ([0, 0], [0, 0], [-1, 2])]:
+        args = [np.array(3), np.array(cv, "int64"), np.array(av, "int32"), np.array(dv, "int64"), np.array([0, 0], "int8")]
+        got, _ = raises_like(f, ref, args)
+        assert isinstance(got, ValueError)
+
+
+def test_pad_and_tile():
+    # pt.pad builds a Pad OpFromGraph (its inner graph lowered); pt.tile an Alloc and a Reshape.
+    x, r = pt.matrix("x"), pt.lscalar("r")
+    # (Each Pad's inner graph takes seconds to compile: one mode here. "edge" sets its
+    # borders from slices one row wide, broadcast at run time, as numpy's assignment does.)
+    outputs = [pt.pad(x, ((1, 2), (0, 3)), mode="edge"), pt.tile(x, (r, 2))]
+    f, _ = check_with("Pad", [x, r], outputs, [[np.arange(12.0).reshape(3, 4), np.array(2)], [np.random.default_rng(3).normal(size=(1, 5)), np.array(0)]])
+    # The modes whose inner graph holds a Scan are refused by name.
+    with pytest.raises(NotImplementedError, match="Scan"):
+        pytensor.function([x], pt.pad(x, 1, mode="reflect"), mode=MLIR)

@@ -7,7 +7,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import C, MLIR, assert_same, check, compile_both, raises_like
+from conftest import C, MLIR, assert_all_same, assert_same, check, compile_both, raises_like
 
 
 def run_both(inputs, outputs, cases, **kwargs):
@@ -314,17 +314,103 @@ def test_gradient_through_advanced_indexing_like_c():
     check([x, i, j], pytensor.grad(cost, x), [RNG.normal(size=(4, 3)), np.array([0, 3, 3, 1, 0]), np.array([2, 0, 0, 1, 2])])
 
 
+def test_advanced_inc_and_set_through_arrays_and_slices_like_c():
+    # One graph: set and inc through arrays anywhere among full and bounded slices,
+    # repeated positions (inc accumulates; set leaves the last write, as numpy), values
+    # broadcast, bounded (constant, symbolic, negative-step) slices in gathers.
+    x, y = pt.tensor3("x"), pt.matrix("y")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    s = pt.lscalar("s")
+    outs = [
+        pt.set_subtensor(x[i, j], y),
+        pt.set_subtensor(x[i, j], 7.0),
+        pt.inc_subtensor(x[i, :, j], y[:, 0][:, None]),
+        pt.set_subtensor(x[i, :, j], y[:, 0][:, None]),
+        pt.set_subtensor(x[:, i, j], y[:, 0]),
+        pt.inc_subtensor(x[:, i, j], y[:, 1]),
+        pt.inc_subtensor(x[i[:, None], j[:3]], y[:, 0][:, None, None]),
+        pt.set_subtensor(x[i, 1:4:2], y[:, :2, None]),
+        pt.inc_subtensor(x[i, s:], y[0, 0]),
+        pt.inc_subtensor(x[i, ::-2, j], y[:, 1][:, None]),
+        x[i, 1:4:2],
+        x[1:, i],
+        x[::-1, i, ::2],
+        x[i, s:, j],
+        x[s::-1, i, j],
+    ]
+    f, ref = compile_both([x, y, i, j, s], outs)
+    types = op_types(f)
+    assert {"AdvancedIncSubtensor", "AdvancedSubtensor"} <= types, types
+    iv, jv = np.array([0, 4, 4, -1, 2, 4]), np.array([2, 0, 0, 1, -3, 0])
+    for xs, sv in [((5, 5, 3), 1), ((5, 5, 3), -2), ((5, 7, 3), 9)]:
+        args = [RNG.normal(size=xs), RNG.normal(size=(6, 3)), iv, jv, np.array(sv)]
+        assert_all_same([f"output {k}" for k in range(len(outs))], f(*args), ref(*args))
+
+
+def test_advanced_inc_and_set_bad_input_raise_like_c():
+    x, y = pt.tensor3("x"), pt.vector("y")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    s = pt.lscalar("s")
+    xv, yv = RNG.normal(size=(5, 4, 3)), RNG.normal(size=3)
+    for out, bad, kind in [
+        (pt.set_subtensor(x[i, j], y), [np.array([0, 5, 1]), np.array([0, 0, 0]), np.array(1)], IndexError),
+        (pt.inc_subtensor(x[:, i, j], y), [np.array([0, 1, 1]), np.array([0, -4, 0]), np.array(1)], IndexError),
+        (pt.set_subtensor(x[i, :, j], y), [np.array([0, 1]), np.array([0, 1]), np.array(1)], ValueError),
+        (x[i, ::s], [np.array([0, 1]), np.array([0, 1]), np.array(0)], ValueError),
+    ]:
+        f, ref = compile_both([x, y, i, j, s], out, on_unused_input="ignore")
+        got, _ = raises_like(f, ref, [xv, yv, *bad])
+        assert isinstance(got, kind), (out, got)
+    # An empty indexed axis: every index is out of bounds, nothing is written.
+    f, ref = compile_both([x, y, i, j], pt.set_subtensor(x[i, j], y[0]), on_unused_input="ignore")
+    assert_same(f(np.zeros((0, 4, 3)), yv, np.array([], "int64"), np.array([], "int64")), ref(np.zeros((0, 4, 3)), yv, np.array([], "int64"), np.array([], "int64")))
+    raises_like(f, ref, [np.zeros((0, 4, 3)), yv, np.array([0]), np.array([0])])
+
+
+def test_gradient_through_set_and_sliced_advanced_indexing_like_c():
+    x, y = pt.matrix("x"), pt.vector("y")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    z = pt.set_subtensor(x[i, j], pt.exp(y))
+    cost = (z**2).sum() + (pt.sin(x[i, 1:3]) * pt.arange(2)).sum()
+    check(
+        [x, y, i, j],
+        pytensor.grad(cost, [x, y]),
+        [RNG.normal(size=(4, 3)), RNG.normal(size=5), np.array([0, 3, 3, 1, 0]), np.array([2, 0, 0, 1, 2])],
+    )
+
+
 @pytest.mark.parametrize(
     "build",
     [
-        lambda x, i, j: pt.set_subtensor(x[i, j], 0.0),
-        lambda x, i, j: x[i, 1:3],
         lambda x, i, j: x[x > 0],
     ],
-    ids=["set", "bounded_slice", "boolean_mask"],
+    ids=["boolean_mask"],
 )
 def test_advanced_indexing_we_cannot_do_is_refused_by_name(build):
     x = pt.matrix("x")
     i, j = pt.lvector("i"), pt.lvector("j")
     with pytest.raises(NotImplementedError, match="Advanced"):
         pytensor.function([x, i, j], build(x, i, j), mode=MLIR, on_unused_input="ignore")
+
+
+def test_permute_row_elements_like_c():
+    # Rows of x reordered by the rows of y (broadcast), or by their inverse (a scatter).
+    from pytensor.tensor.basic import permute_row_elements as permute
+
+    x, y, v = pt.matrix("x"), pt.lmatrix("y"), pt.lvector("v")
+    outs = [permute(x, v), permute(x, y), permute(x, v, inverse=True), permute(x, y, inverse=True), permute(x[0], y)]
+    cost = (permute(x, y) * x).sum() + (permute(x, v, inverse=True) ** 2).sum()
+    outs.append(pytensor.grad(cost, x))
+    f, ref = compile_both([x, y, v], outs)
+    assert "PermuteRowElements" in op_types(f)
+    for shape in [(3, 4), (2, 1), (2, 0)]:
+        xv = RNG.normal(size=shape)
+        yv = np.stack([RNG.permutation(shape[1]) for _ in range(shape[0])]).reshape(shape)
+        vv = RNG.permutation(shape[1]) - shape[1] * (np.arange(shape[1]) % 2)  # some negative
+        assert_all_same([f"output {k}" for k in range(len(outs))], f(xv, yv, vv), ref(xv, yv, vv))
+    xv, yv = RNG.normal(size=(3, 4)), np.zeros((3, 4), "int64")
+    for vv in [[0, 1, 2, 4], [0, -5, 1, 2]]:
+        got, _ = raises_like(f, ref, [xv, yv, np.array(vv)])
+        assert isinstance(got, IndexError)
+    got, _ = raises_like(f, ref, [xv, np.zeros((2, 4), "int64"), np.arange(4)])
+    assert isinstance(got, ValueError)

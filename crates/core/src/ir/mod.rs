@@ -5,4 +5,4 @@ pub mod graph;
 pub mod ops;
 
 pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};
-pub use ops::{BlockwiseCore, IdxEntry, Op, Reduction, ScalarLoop, ScalarOp};
+pub use ops::{BlockwiseCore, IdxEntry, Op, RavelMode, Reduction, ScalarLoop, ScalarOp};

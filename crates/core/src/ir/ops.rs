@@ -96,10 +96,34 @@ pub enum Op {
     Searchsorted { right: bool },
     /// `Repeat(x, repeats)` along `axis`.
     Repeat { axis: usize },
+    /// `Bartlett(M)`: numpy's Bartlett window of `M` points (float64).
+    Bartlett,
+    /// `UnravelIndex(indices, dims)`; `fortran`: order "F".
+    UnravelIndex { fortran: bool },
+    /// `RavelMultiIndex(*multi_index, dims)`; `fortran`: order "F".
+    RavelMultiIndex { mode: RavelMode, fortran: bool },
+    /// `PermuteRowElements(x, y)`: x's rows reordered by y's (`inverse`: by the inverse).
+    PermuteRowElements { inverse: bool },
     /// `OpFromGraph` (and subclasses such as `Einsum`): its inner graph, whose inputs are
     /// the node's inputs.
     OpFromGraph(Box<super::graph::Graph>),
     // End of the tensor-ops block.
+}
+
+/// How `RavelMultiIndex` treats a coordinate outside its dim (numpy's `mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RavelMode {
+    Raise,
+    Wrap,
+    Clip,
+}
+
+fn prop_fortran(op: &ExportedOp) -> Result<bool, String> {
+    match op.props.get("order").and_then(Value::as_str) {
+        Some("C") => Ok(false),
+        Some("F") => Ok(true),
+        _ => Err("prop order is not C or F".into()),
+    }
 }
 
 /// The core ops a `Blockwise` is lowered for.
@@ -538,6 +562,22 @@ impl Op {
                 _ => Err("prop side is not left or right".into()),
             },
             "Repeat" => Ok(Op::Repeat { axis: prop_usize(op, "axis")? }),
+            "Bartlett" => Ok(Op::Bartlett),
+            "PermuteRowElements" => match op.props.get("inverse") {
+                Some(Value::Bool(b)) => Ok(Op::PermuteRowElements { inverse: *b }),
+                Some(v) if v.as_i64().is_some() => Ok(Op::PermuteRowElements { inverse: v.as_i64() != Some(0) }),
+                _ => Err("prop inverse is not a bool".into()),
+            },
+            "UnravelIndex" => Ok(Op::UnravelIndex { fortran: prop_fortran(op)? }),
+            "RavelMultiIndex" => {
+                let mode = match op.props.get("mode").and_then(Value::as_str) {
+                    Some("raise") => RavelMode::Raise,
+                    Some("wrap") => RavelMode::Wrap,
+                    Some("clip") => RavelMode::Clip,
+                    _ => return Err("prop mode is not raise, wrap or clip".into()),
+                };
+                Ok(Op::RavelMultiIndex { mode, fortran: prop_fortran(op)? })
+            }
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             _ if op.props.contains_key("$inner_graph") && has_base(op, "OpFromGraph") => {
                 let g = op.props["$inner_graph"].get("$graph").ok_or("$inner_graph is not a graph")?;
@@ -572,7 +612,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "BatchedDot", "Blockwise",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
-    "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph",
+    "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
+    "RavelMultiIndex", "PermuteRowElements",
     // End of the tensor-ops block.
 ];
 

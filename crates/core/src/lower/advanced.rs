@@ -1,15 +1,17 @@
 //! `AdvancedSubtensor` and `AdvancedIncSubtensor`: numpy's indexing by several integer
-//! arrays (`x[i, j]`, `x[:, i]`, `x[i[:, None], j]`), with full slices on the other axes.
+//! arrays (`x[i, j]`, `x[:, i]`, `x[i[:, None], j]`, `x[i, 1:5:2]`), with slices on the
+//! other axes.
 //!
 //! The index arrays broadcast together to a shape B (a dim that is not statically 1 must
 //! equal the others': `IndexError` before the call, as numpy raises). The result is
 //! x's sliced axes with B in place of the indexed ones where those are adjacent, else B
 //! first (numpy's rule). Negative indices wrap; any other index out of bounds raises
-//! `IndexError` and nothing is read or written out of bounds. Slices with bounds mixed
-//! with arrays, and boolean masks (whose result size depends on the data), are refused.
+//! `IndexError` and nothing is read or written out of bounds. Slices are normalized as
+//! `Subtensor` normalizes them (a run-time step of 0 raises `ValueError`). Boolean masks
+//! (whose result size depends on the data) are refused.
 
 use super::shapes::Dim;
-use super::subtensor::{add_element, check_indices_on_axis, guarded_extract, scatter_updates, wrap, Region};
+use super::subtensor::{add_element, check, check_indices_on_axis, guarded_extract, scatter_updates, slice_axis, wrap, Region, SliceAxis};
 use super::{scalar, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{IdxEntry, Node, TensorType as IrType, VarId};
@@ -20,15 +22,24 @@ use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpI, IndexArg, IteratorT
 enum OutAxis {
     /// Dim `d` of the broadcast index shape B.
     Broadcast(usize),
-    /// All of x's axis.
+    /// A slice of x's axis.
     Slice(usize),
+}
+
+/// How one axis of x is indexed.
+enum AxisIndex {
+    /// By index array `j` (its position in `Plan::arrays`).
+    Array(usize),
+    /// Whole (`:`).
+    Full,
+    /// By a slice with bounds.
+    Slice(SliceAxis),
 }
 
 /// The indexing of x by `idx_list`, worked out.
 struct Plan {
-    /// For each axis of x: the index array (position in `arrays`) that indexes it, or
-    /// `None` for a full slice.
-    axes: Vec<Option<usize>>,
+    /// For each axis of x, how it is indexed.
+    axes: Vec<AxisIndex>,
     /// The index arrays, in axis order.
     arrays: Vec<(VarId, IrType)>,
     /// The broadcast shape B.
@@ -39,16 +50,18 @@ struct Plan {
     b_first: usize,
 }
 
-fn plan(cx: &mut Context, x_var: VarId, index_inputs: &[VarId], idx_list: &[IdxEntry], what: &str) -> Result<Plan, String> {
+fn plan(cx: &mut Context, b: &mut Block, x: &Value, x_var: VarId, index_inputs: &[VarId], idx_list: &[IdxEntry], what: &str) -> Result<Plan, String> {
     let x_ty = cx.graph.ty(x_var).clone();
+    let x_dims = cx.dims(x_var);
     if idx_list.len() > x_ty.ndim() {
         return Err(format!("{} indices for a tensor of rank {}", idx_list.len(), x_ty.ndim()));
     }
-    let mut axes = vec![None; x_ty.ndim()];
+    let mut axes = Vec::with_capacity(x_ty.ndim());
     let mut arrays = Vec::new();
-    for (axis, entry) in idx_list.iter().enumerate() {
-        match entry {
-            IdxEntry::Index(p) => {
+    let mut bad_step = None;
+    for axis in 0..x_ty.ndim() {
+        match idx_list.get(axis) {
+            Some(IdxEntry::Index(p)) => {
                 let v = *index_inputs.get(*p).ok_or("an index position beyond the inputs")?;
                 let ty = cx.graph.ty(v).clone();
                 if ty.dtype == DType::Bool {
@@ -57,12 +70,18 @@ fn plan(cx: &mut Context, x_var: VarId, index_inputs: &[VarId], idx_list: &[IdxE
                 if !ty.dtype.is_int() {
                     return Err(format!("an index array of {}", ty.dtype));
                 }
-                axes[axis] = Some(arrays.len());
+                axes.push(AxisIndex::Array(arrays.len()));
                 arrays.push((v, ty));
             }
-            IdxEntry::Slice { start: None, stop: None, step: None } => {}
-            IdxEntry::Slice { .. } => return Err("a slice with bounds among integer index arrays".into()),
+            None | Some(IdxEntry::Slice { start: None, stop: None, step: None }) => axes.push(AxisIndex::Full),
+            Some(IdxEntry::Slice { start, stop, step }) => {
+                let n = b.tensor_dim(x, axis);
+                axes.push(AxisIndex::Slice(slice_axis(cx, b, &n, x_dims[axis], index_inputs, [*start, *stop, *step], &mut bad_step)?));
+            }
         }
+    }
+    if let Some(bad) = bad_step {
+        check(cx, b, &bad, ErrorKind::Value, format!("{what}: slice step cannot be zero"));
     }
     if arrays.is_empty() {
         return Err("no index array".into());
@@ -85,10 +104,11 @@ fn plan(cx: &mut Context, x_var: VarId, index_inputs: &[VarId], idx_list: &[IdxE
         }
         b_dims.push(dim.unwrap_or(Dim::Static(1)));
     }
-    let indexed: Vec<usize> = (0..axes.len()).filter(|&a| axes[a].is_some()).collect();
+    let is_array = |a: &AxisIndex| matches!(a, AxisIndex::Array(_));
+    let indexed: Vec<usize> = (0..axes.len()).filter(|&a| is_array(&axes[a])).collect();
     let adjacent = indexed[indexed.len() - 1] - indexed[0] + 1 == indexed.len();
     let b_first = if adjacent { indexed[0] } else { 0 };
-    let slices: Vec<usize> = (0..axes.len()).filter(|&a| axes[a].is_none()).collect();
+    let slices: Vec<usize> = (0..axes.len()).filter(|&a| !is_array(&axes[a])).collect();
     let mut out: Vec<OutAxis> = slices.iter().map(|&a| OutAxis::Slice(a)).collect();
     let before = slices.iter().filter(|&&a| adjacent && a < indexed[0]).count();
     out.splice(before..before, (0..nb).map(OutAxis::Broadcast));
@@ -103,7 +123,10 @@ impl Plan {
             .iter()
             .map(|o| match *o {
                 OutAxis::Broadcast(d) => self.b_dims[d],
-                OutAxis::Slice(a) => x_dims[a],
+                OutAxis::Slice(a) => match &self.axes[a] {
+                    AxisIndex::Slice(s) => s.dim,
+                    _ => x_dims[a],
+                },
             })
             .collect()
     }
@@ -124,8 +147,8 @@ impl Plan {
     /// Checks every index array against the length of the axis it indexes.
     fn check_bounds(&self, cx: &mut Context, b: &mut Block, x: &Value, what: &str) -> Result<Vec<Value>, String> {
         let mut values = Vec::with_capacity(self.arrays.len());
-        for (axis, j) in self.axes.iter().enumerate() {
-            let Some(j) = *j else { continue };
+        for (axis, a) in self.axes.iter().enumerate() {
+            let AxisIndex::Array(j) = *a else { continue };
             let (v, t) = self.arrays[j].clone();
             let a = cx.value(b, v)?;
             let flat = b.tensor_flatten(&a);
@@ -145,7 +168,10 @@ impl Plan {
                 continue;
             }
             sizes.push(match *o {
-                OutAxis::Slice(a) => b.tensor_dim(x, a),
+                OutAxis::Slice(a) => match &self.axes[a] {
+                    AxisIndex::Slice(s) => s.len.clone(),
+                    _ => b.tensor_dim(x, a),
+                },
                 OutAxis::Broadcast(d) => {
                     // The first array with a dim there that is not a broadcast 1.
                     let found = self.arrays.iter().enumerate().find_map(|(j, (_, t))| {
@@ -162,14 +188,28 @@ impl Plan {
         sizes
     }
 
+    /// In a body over the result's axes (or leading ones of them): the index into x's
+    /// sliced `axis`.
+    fn slice_source(&self, body: &mut Block, axis: usize) -> Value {
+        let k = self.out.iter().position(|o| *o == OutAxis::Slice(axis)).expect("every sliced axis is a result axis");
+        let i = body.linalg_index(k);
+        match &self.axes[axis] {
+            AxisIndex::Slice(s) => {
+                let off = body.arith(Arith::MulI, &s.step, &i);
+                body.arith(Arith::AddI, &s.start, &off)
+            }
+            _ => i,
+        }
+    }
+
     /// In a body over the result's axes whose first arguments are the index elements:
     /// the source index into x and whether every index is in bounds.
     fn source(&self, body: &mut Block, args: &[Value], x: &Value) -> (Vec<Value>, Option<Value>) {
         let mut ok: Option<Value> = None;
         let mut src = Vec::with_capacity(self.axes.len());
-        for (axis, j) in self.axes.iter().enumerate() {
-            match *j {
-                Some(j) => {
+        for (axis, a) in self.axes.iter().enumerate() {
+            match *a {
+                AxisIndex::Array(j) => {
                     let n = body.tensor_dim(x, axis);
                     let (w, in_bounds) = wrap(body, &args[j], self.arrays[j].1.dtype, &n);
                     ok = Some(match ok {
@@ -178,10 +218,7 @@ impl Plan {
                     });
                     src.push(w);
                 }
-                None => {
-                    let k = self.out.iter().position(|o| *o == OutAxis::Slice(axis)).expect("every sliced axis is a result axis");
-                    src.push(body.linalg_index(k));
-                }
+                _ => src.push(self.slice_source(body, axis)),
             }
         }
         (src, ok)
@@ -193,11 +230,11 @@ impl Plan {
 pub fn advanced_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[IdxEntry]) -> Result<(), String> {
     let (x_var, out) = (node.inputs[0], node.outputs[0]);
     let out_ty = cx.graph.ty(out).clone();
-    let p = plan(cx, x_var, &node.inputs[1..], idx_list, "AdvancedSubtensor")?;
+    let x = cx.value(b, x_var)?;
+    let p = plan(cx, b, &x, x_var, &node.inputs[1..], idx_list, "AdvancedSubtensor")?;
     if p.out.len() != out_ty.ndim() {
         return Err(format!("a result of rank {} where PyTensor says {}", p.out.len(), out_ty.ndim()));
     }
-    let x = cx.value(b, x_var)?;
     let arrays = p.check_bounds(cx, b, &x, "AdvancedSubtensor")?;
     let rank = out_ty.ndim();
     let sizes = p.out_sizes(b, &out_ty, &x, &arrays);
@@ -219,26 +256,24 @@ pub fn advanced_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list
 }
 
 /// `AdvancedIncSubtensor`: `x[idx] += y`, repeated positions accumulating in index order
-/// (numpy's `np.add.at`), `y` broadcast to the indexed region's shape. On the CPU, for
-/// vectors (or scalars) of indices on x's leading axes (`x[i, j]`, `x[i, j, :]`: what the
-/// gradient of such an `AdvancedSubtensor` makes), a scatter of `y`'s rows at the
-/// positions; other layouts, set semantics and other targets are refused by name.
+/// (numpy's `np.add.at`), or `x[idx] = y`, where the last of repeated positions wins (as
+/// numpy's assignment leaves it), `y` broadcast to the indexed region's shape.
+///
+/// On the CPU, a scatter: x's trailing whole axes (after the last index array or bounded
+/// slice) are the region's trailing axes too and are written as whole rows; every other
+/// element of the region is a row, at the position its indices name on x's other axes.
+/// The increment scatters `y`'s rows with an add; the assignment scatters each row's number
+/// with a max (order-free) to find the last row per position, then takes that row.
+/// Targets without a scatter are refused by name.
 pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[IdxEntry], set: bool) -> Result<(), String> {
     let what = if set { "AdvancedSetSubtensor" } else { "AdvancedIncSubtensor" };
-    if set {
-        return Err("set semantics (set_subtensor) with several index arrays".into());
-    }
-    let (x_var, y_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
-    let (x_ty, y_ty) = (cx.graph.ty(x_var).clone(), cx.graph.ty(y_var).clone());
-    let p = plan(cx, x_var, &node.inputs[2..], idx_list, what)?;
-    let m = p.arrays.len();
-    if p.axes.iter().take(m).any(Option::is_none) || p.b_dims.len() != 1 {
-        return Err("index arrays other than vectors on x's leading axes".into());
-    }
     if !scalar::has_scatter() {
         return Err("on this target (IREE's code generation for it has no scatter)".into());
     }
-    // The region: (N, x.shape[m:]); y broadcasts against it.
+    let (x_var, y_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
+    let (x_ty, y_ty) = (cx.graph.ty(x_var).clone(), cx.graph.ty(y_var).clone());
+    let x = cx.value(b, x_var)?;
+    let p = plan(cx, b, &x, x_var, &node.inputs[2..], idx_list, what)?;
     let region = p.out_dims(cx, x_var);
     let rank = region.len();
     if y_ty.ndim() > rank {
@@ -251,59 +286,124 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
             cx.require_equal(y_dims[a], region[lead + a], what);
         }
     }
-    let x = cx.value(b, x_var)?;
+    // x's trailing whole axes: the rows' axes. The others are the scatter's index depth.
+    let whole = p.axes.iter().rev().take_while(|a| matches!(a, AxisIndex::Full)).count();
+    let depth = x_ty.ndim() - whole;
+    let per_row = rank - whole;
+    if per_row == 0 {
+        return Err("0-d index arrays on every axis".into());
+    }
     let arrays = p.check_bounds(cx, b, &x, what)?;
     let y = cx.value(b, y_var)?;
     let region_ty = IrType { dtype: x_ty.dtype, shape: vec![None; rank] };
     let sizes = p.out_sizes(b, &region_ty, &x, &arrays);
-    // Where an indexed axis of x is empty every index is out of bounds (the check raises
-    // after the call) and none may reach the scatter: it then scatters N = 0 rows.
+    // The number of rows. Where an indexed axis of x is empty every index is out of bounds
+    // (the check raises after the call) and none may reach the scatter: then 0 rows.
     // Otherwise indices out of bounds are sent to 0, so nothing is written out of bounds.
     let zero = b.constant_index(0);
     let mut count = sizes[0].clone();
-    for axis in 0..m {
-        let n = b.tensor_dim(&x, axis);
-        let empty = b.cmpi(CmpI::Eq, &n, &zero);
-        count = b.select(&empty, &zero, &count);
+    for s in &sizes[1..per_row] {
+        count = b.arith(Arith::MulI, &count, s);
     }
-    let mut region_sizes = sizes.clone();
-    region_sizes[0] = count.clone();
-    // Positions: row k holds the m wrapped indices of B's element k (i64).
-    let positions = {
-        let empty = b.tensor_empty(TensorType::new(vec![None, Some(m as u64)], ScalarType::I64), std::slice::from_ref(&count));
-        let arrays: Vec<Value> = arrays
-            .iter()
-            .zip(&p.arrays)
-            .map(|(a, (_, t))| if t.ndim() == 1 && !t.broadcastable(0) { b.tensor_extract_slice(a, &[IndexArg::Const(0)], &[IndexArg::Dyn(count.clone())]) } else { a.clone() })
-            .collect();
-        let mut maps: Vec<AffineMap> = (0..m).map(|j| p.array_map(j, 2)).collect();
-        maps.push(AffineMap::identity(2));
-        let (xx, pp) = (x.clone(), &p);
-        b.linalg_generic(&arrays, &[empty], &maps, &[IteratorType::Parallel, IteratorType::Parallel], |body, args| {
-            let which = body.linalg_index(1);
+    for (axis, a) in p.axes.iter().enumerate() {
+        if matches!(a, AxisIndex::Array(_)) {
+            let n = b.tensor_dim(&x, axis);
+            let empty = b.cmpi(CmpI::Eq, &n, &zero);
+            count = b.select(&empty, &zero, &count);
+        }
+    }
+    let positions = positions(b, &p, &x, &arrays, &sizes[..per_row], depth, &count)?;
+    // Updates: y broadcast to the region in x's element type, as rows.
+    let rest_shape = vec![None; rank - 1];
+    let full = Region { count: &sizes[0], shape: &rest_shape, sizes: &sizes[1..], element: x.tensor().element, dtype: x_ty.dtype };
+    let full = scatter_updates(b, &y, &y_ty, lead, &full)?;
+    let rows = b.tensor_collapse_leading(&full, per_row);
+    let mut row_sizes = vec![IndexArg::Dyn(count.clone())];
+    row_sizes.extend(sizes[per_row..].iter().map(|s| IndexArg::Dyn(s.clone())));
+    let updates = b.tensor_extract_slice(&rows, &vec![IndexArg::Const(0); whole + 1], &row_sizes);
+    let xd = x_ty.dtype;
+    let r = if set {
+        let last = last_rows(b, &x, &x_ty, &positions, &count, depth)?;
+        take_rows(b, &x, &x_ty, &last, &updates, depth)?
+    } else {
+        let dest = cx.destination(&x);
+        b.scatter(&updates, &positions, &dest, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?
+    };
+    let dims = cx.dims(x_var);
+    cx.define(out, r, dims);
+    Ok(())
+}
+
+/// The scatter's positions, `count x depth` (i64): for each element of the region's
+/// first axes (of dynamic `sizes`, in C order) the index its row goes to on x's first
+/// `depth` axes (wrapped; 0 where out of bounds).
+fn positions(b: &mut Block, p: &Plan, x: &Value, arrays: &[Value], sizes: &[Value], depth: usize, count: &Value) -> Result<Value, String> {
+    let n_dims = sizes.len();
+    let mut shape = vec![None; n_dims];
+    shape.push(Some(depth as u64));
+    let empty = b.tensor_empty(TensorType::new(shape, ScalarType::I64), sizes);
+    let mut maps: Vec<AffineMap> = (0..arrays.len()).map(|j| p.array_map(j, n_dims + 1)).collect();
+    maps.push(AffineMap::identity(n_dims + 1));
+    let its = vec![IteratorType::Parallel; n_dims + 1];
+    let all = b
+        .linalg_generic(arrays, &[empty], &maps, &its, |body, args| {
+            let which = body.linalg_index(n_dims);
             let mut v = body.constant_int(0, ScalarType::I64);
-            for (j, a) in args[..m].iter().enumerate() {
-                let n = body.tensor_dim(&xx, j);
-                let (w, ok) = wrap(body, a, pp.arrays[j].1.dtype, &n);
-                let first = body.constant_index(0);
-                let w = body.select(&ok, &w, &first);
+            for axis in 0..depth {
+                let w = match p.axes[axis] {
+                    AxisIndex::Array(j) => {
+                        let n = body.tensor_dim(x, axis);
+                        let (w, ok) = wrap(body, &args[j], p.arrays[j].1.dtype, &n);
+                        let first = body.constant_index(0);
+                        body.select(&ok, &w, &first)
+                    }
+                    _ => p.slice_source(body, axis),
+                };
                 let w = body.index_cast(&w, ScalarType::I64);
-                let here = body.constant_index(j as i64);
+                let here = body.constant_index(axis as i64);
                 let is = body.cmpi(CmpI::Eq, &which, &here);
                 v = body.select(&is, &w, &v);
             }
             Ok::<_, String>(vec![v])
         })?
+        .remove(0);
+    let rows = b.tensor_collapse_leading(&all, n_dims);
+    Ok(b.tensor_extract_slice(&rows, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(count.clone()), IndexArg::Const(depth as i64)]))
+}
+
+/// For each position on x's first `depth` axes, the last of the `count` rows the
+/// positions send there (-1: none), by scattering each row's number with a max.
+pub(super) fn last_rows(b: &mut Block, x: &Value, x_ty: &IrType, positions: &Value, count: &Value, depth: usize) -> Result<Value, String> {
+    let order = {
+        let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(count));
+        b.linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
+            let i = body.linalg_index(0);
+            Ok::<_, String>(vec![body.index_cast(&i, ScalarType::I64)])
+        })?
         .remove(0)
     };
-    // Updates: y broadcast to (N, x.shape[m:]) in x's element type.
-    let rest_shape = vec![None; rank - 1];
-    let region = Region { count: &count, shape: &rest_shape, sizes: &region_sizes[1..], element: x.tensor().element, dtype: x_ty.dtype };
-    let updates = scatter_updates(b, &y, &y_ty, lead, &region)?;
-    let xd = x_ty.dtype;
-    let dest = cx.destination(&x);
-    let r = b.scatter(&updates, &positions, &dest, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?;
-    let dims = cx.dims(x_var);
-    cx.define(out, r, dims);
-    Ok(())
+    let sizes: Vec<Value> = (0..depth).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(x, k)).collect();
+    let empty = b.tensor_empty(TensorType::new(x_ty.shape[..depth].to_vec(), ScalarType::I64), &sizes);
+    let none = b.constant_int(-1, ScalarType::I64);
+    let init = b.linalg_fill(&none, &empty);
+    b.scatter(&order, positions, &init, false, |body, update, current| Ok::<_, String>(body.arith(Arith::MaxSI, current, update)))
+}
+
+/// x with each position on its first `depth` axes that `last` names a row for replaced by
+/// that row of `updates`.
+pub(super) fn take_rows(b: &mut Block, x: &Value, x_ty: &IrType, last: &Value, updates: &Value, depth: usize) -> Result<Value, String> {
+    let rank = x_ty.ndim();
+    let sizes: Vec<Value> = (0..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(x, k)).collect();
+    let init = b.tensor_empty(tensor_type(x_ty), &sizes);
+    let maps = [AffineMap::identity(rank), AffineMap { dims: rank, results: (0..depth).map(AffineExpr::Dim).collect() }, AffineMap::identity(rank)];
+    Ok(b
+        .linalg_generic(&[x.clone(), last.clone()], &[init], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
+            let zero = body.constant_int(0, ScalarType::I64);
+            let found = body.cmpi(CmpI::Sge, &args[1], &zero);
+            let mut index = vec![body.index_cast(&args[1], ScalarType::Index)];
+            index.extend((depth..rank).map(|k| body.linalg_index(k)));
+            let (old, updates) = (args[0].clone(), updates.clone());
+            Ok::<_, String>(body.scf_if(&found, &[old.scalar()], |then| vec![then.tensor_extract(&updates, &index)], |_| vec![old.clone()]))
+        })?
+        .remove(0))
 }

@@ -1,6 +1,7 @@
 //! Construction: `ARange`, `Eye`, `ExtractDiag`, `AllocDiag`, `FillDiagonal`,
-//! `FillDiagonalOffset` and `Repeat`. (`tri`, `tril` and `triu` are built by PyTensor from
-//! `ARange`, `DimShuffle` and `Elemwise` comparisons, so they need no rule of their own.)
+//! `FillDiagonalOffset`, `Repeat` and `Bartlett`. (`tri`, `tril` and `triu` are built by
+//! PyTensor from `ARange`, `DimShuffle` and `Elemwise` comparisons, so they need no rule of
+//! their own.)
 //!
 //! Sizes given by run-time values are computed in the kernel (`Context::runtime_dim`),
 //! like `Alloc`'s; sizes that follow from input dims (a diagonal's length, `arange(0,
@@ -491,5 +492,49 @@ pub fn repeat(cx: &mut Context, b: &mut Block, node: &Node, axis: usize) -> Resu
         Ok::<_, String>(vec![body.tensor_extract(&x, &idx)])
     })?;
     cx.define(out, res[0].clone(), dims);
+    Ok(())
+}
+
+/// `Bartlett(M)`: numpy's Bartlett window, `max(M, 0)` float64 points: with `n = 1 - M +
+/// 2k`, `1 + n / (M - 1)` where `n <= 0`, else `1 - n / (M - 1)` (numpy's formula, so the
+/// same roundings); `[1.0]` for `M == 1`.
+pub fn bartlett(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    let out = node.outputs[0];
+    let out_ty = cx.graph.ty(out).clone();
+    if out_ty.dtype != DType::Float64 || out_ty.ndim() != 1 {
+        return Err("Bartlett needs a float64 vector output".into());
+    }
+    let m = scalar_index(cx, b, node.inputs[0])?;
+    let zero = b.constant_index(0);
+    let len = b.arith(Arith::MaxSI, &m, &zero);
+    let dim = match known_const(cx, node.inputs[0]) {
+        Some(c) => Dim::Static(c.max(0) as u64),
+        None => cx.runtime_dim(),
+    };
+    let (sizes, dims) = output_sizes(cx, b, &out_ty, vec![dim], vec![len], "Bartlett");
+    let init = b.tensor_empty(tensor_type(&out_ty), &sizes);
+    let f64t = ScalarType::F64;
+    let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
+        let k = body.linalg_index(0);
+        let one = body.constant_index(1);
+        let two_k = body.arith(Arith::AddI, &k, &k);
+        let one_minus_m = body.arith(Arith::SubI, &one, &m);
+        let n = body.arith(Arith::AddI, &one_minus_m, &two_k);
+        let n = body.index_cast(&n, ScalarType::I64);
+        let n = body.cast(Cast::SIToFP, &n, f64t);
+        let m_minus_1 = body.arith(Arith::SubI, &m, &one);
+        let m_minus_1 = body.index_cast(&m_minus_1, ScalarType::I64);
+        let m_minus_1 = body.cast(Cast::SIToFP, &m_minus_1, f64t);
+        let q = body.arith(Arith::DivF, &n, &m_minus_1);
+        let fone = body.constant_f64(1.0, f64t);
+        let up = body.arith(Arith::AddF, &fone, &q);
+        let down = body.arith(Arith::SubF, &fone, &q);
+        let fzero = body.constant_f64(0.0, f64t);
+        let rising = body.cmpf(CmpF::Ole, &n, &fzero);
+        let w = body.select(&rising, &up, &down);
+        let single = body.cmpi(CmpI::Eq, &m, &one);
+        Ok::<_, String>(vec![body.select(&single, &fone, &w)])
+    })?;
+    cx.define(out, r[0].clone(), dims);
     Ok(())
 }

@@ -17,6 +17,8 @@ mod checks;
 mod construct;
 mod cumulative;
 mod inner;
+mod permute;
+mod ravel;
 mod sort;
 // End of the tensor-ops block.
 
@@ -424,6 +426,10 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::AllocDiag { offset, axis1, axis2 } => construct::alloc_diag(cx, b, node, *offset, *axis1, *axis2),
         Op::FillDiagonal { offset } => construct::fill_diagonal(cx, b, node, *offset),
         Op::Repeat { axis } => construct::repeat(cx, b, node, *axis),
+        Op::Bartlett => construct::bartlett(cx, b, node),
+        Op::UnravelIndex { fortran } => ravel::unravel_index(cx, b, node, *fortran),
+        Op::RavelMultiIndex { mode, fortran } => ravel::ravel_multi_index(cx, b, node, *mode, *fortran),
+        Op::PermuteRowElements { inverse } => permute::permute_row_elements(cx, b, node, *inverse),
         Op::CumOp { axis, mul } => cumulative::cumop(cx, b, node, *axis, *mul),
         Op::Sort { arg } => sort::sort(cx, b, node, *arg),
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),

@@ -197,6 +197,87 @@ fn bound(cx: &mut Context, b: &mut Block, inputs: &[VarId], p: Option<usize>) ->
     Ok((Some(scalar_index(cx, b, v)?), known))
 }
 
+/// A slice of one axis as numpy normalizes it: source index `start + step * i` for
+/// `i < len`, as `index` values, and the result's dim.
+pub(super) struct SliceAxis {
+    pub start: Value,
+    pub step: Value,
+    pub len: Value,
+    pub dim: Dim,
+}
+
+/// The slice of an axis of length `n` (whose dim is `base`) with bounds at positions of
+/// `inputs` (`None`: left out). A run-time step of 0 is or-ed into `bad_step` (the caller
+/// raises `ValueError` for it) and 1 stands in for it.
+pub(super) fn slice_axis(
+    cx: &mut Context,
+    b: &mut Block,
+    n: &Value,
+    base: Dim,
+    inputs: &[VarId],
+    [start, stop, step]: [Option<usize>; 3],
+    bad_step: &mut Option<Value>,
+) -> Result<SliceAxis, String> {
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    let minus_one = b.constant_index(-1);
+    let (start_v, start_c) = bound(cx, b, inputs, start)?;
+    let (stop_v, stop_c) = bound(cx, b, inputs, stop)?;
+    let (step_v, step_c) = bound(cx, b, inputs, step)?;
+    if step_c == Some(Some(0)) {
+        return Err("slice step is the constant 0".into());
+    }
+    // A run-time step of 0 raises ValueError as numpy does; 1 stands in for it.
+    let step = match step_v {
+        None => one.clone(),
+        Some(s) => {
+            if step_c.is_none() {
+                let is_zero = b.cmpi(CmpI::Eq, &s, &zero);
+                *bad_step = Some(or(b, bad_step.take(), is_zero.clone()));
+                b.select(&is_zero, &one, &s)
+            } else {
+                s
+            }
+        }
+    };
+    let pos = b.cmpi(CmpI::Sgt, &step, &zero);
+    let n_minus_1 = b.arith(Arith::SubI, n, &one);
+    // numpy's canonical bounds: within [0, n] for a positive step, [-1, n-1] for a
+    // negative one.
+    let (lo, hi) = (b.select(&pos, &zero, &minus_one), b.select(&pos, n, &n_minus_1));
+    let norm = |b: &mut Block, v: Option<Value>, default_pos: &Value, default_neg: &Value| match v {
+        None => b.select(&pos, default_pos, default_neg),
+        Some(v) => {
+            let neg = b.cmpi(CmpI::Slt, &v, &zero);
+            let shifted = b.arith(Arith::AddI, &v, n);
+            let v = b.select(&neg, &shifted, &v);
+            clamp(b, &v, &lo, &hi)
+        }
+    };
+    let start_i = norm(b, start_v, &zero, &n_minus_1);
+    let stop_i = norm(b, stop_v, n, &minus_one);
+    // Positive step: ceil((stop - start) / step) if stop > start; negative: (start - stop
+    // - 1) / -step + 1 if start > stop; else 0.
+    let diff_pos = b.arith(Arith::SubI, &stop_i, &start_i);
+    let step_m1 = b.arith(Arith::SubI, &step, &one);
+    let num_pos = b.arith(Arith::AddI, &diff_pos, &step_m1);
+    let len_pos = b.arith(Arith::DivSI, &num_pos, &step);
+    let neg_step = b.arith(Arith::SubI, &zero, &step);
+    let diff_neg = b.arith(Arith::SubI, &start_i, &stop_i);
+    let num_neg = b.arith(Arith::SubI, &diff_neg, &one);
+    let q_neg = b.arith(Arith::DivSI, &num_neg, &neg_step);
+    let len_neg = b.arith(Arith::AddI, &q_neg, &one);
+    let nonempty_pos = b.cmpi(CmpI::Sgt, &diff_pos, &zero);
+    let nonempty_neg = b.cmpi(CmpI::Sgt, &diff_neg, &zero);
+    let len_pos = b.select(&nonempty_pos, &len_pos, &zero);
+    let len_neg = b.select(&nonempty_neg, &len_neg, &zero);
+    let len = b.select(&pos, &len_pos, &len_neg);
+    let dim = match (start_c, stop_c, step_c) {
+        (Some(s), Some(e), Some(st)) => cx.derived(DimExpr::Slice { base, start: s, stop: e, step: st.unwrap_or(1) }),
+        _ => cx.runtime_dim(),
+    };
+    Ok(SliceAxis { start: start_i, step, len, dim })
+}
+
 /// The axes of `x[idx_list]` (padded with full slices), the output's dims, and the `i1`
 /// that is true where every integer index is in bounds (`None`: nothing to check).
 fn plan(
@@ -213,8 +294,7 @@ fn plan(
     if idx_list.len() > x_ty.ndim() {
         return Err("more indices than dims".into());
     }
-    let (zero, one) = (b.constant_index(0), b.constant_index(1));
-    let minus_one = b.constant_index(-1);
+    let zero = b.constant_index(0);
     let mut axes = Vec::new();
     let mut dims = Vec::new();
     let mut valid: Option<Value> = None;
@@ -241,65 +321,9 @@ fn plan(
                 axes.push(Axis::Index(wrapped));
             }
             IdxEntry::Slice { start, stop, step } => {
-                let (start_v, start_c) = bound(cx, b, inputs, *start)?;
-                let (stop_v, stop_c) = bound(cx, b, inputs, *stop)?;
-                let (step_v, step_c) = bound(cx, b, inputs, *step)?;
-                if step_c == Some(Some(0)) {
-                    return Err("slice step is the constant 0".into());
-                }
-                // A run-time step of 0 raises ValueError as numpy does; 1 stands in for it.
-                let step = match step_v {
-                    None => one.clone(),
-                    Some(s) => {
-                        if step_c.is_none() {
-                            let is_zero = b.cmpi(CmpI::Eq, &s, &zero);
-                            bad_step = Some(or(b, bad_step, is_zero.clone()));
-                            b.select(&is_zero, &one, &s)
-                        } else {
-                            s
-                        }
-                    }
-                };
-                let pos = b.cmpi(CmpI::Sgt, &step, &zero);
-                let n_minus_1 = b.arith(Arith::SubI, &n, &one);
-                // numpy's canonical bounds: within [0, n] for a positive step, [-1, n-1]
-                // for a negative one.
-                let (lo, hi) = (b.select(&pos, &zero, &minus_one), b.select(&pos, &n, &n_minus_1));
-                let norm = |b: &mut Block, v: Option<Value>, default_pos: &Value, default_neg: &Value| match v {
-                    None => b.select(&pos, default_pos, default_neg),
-                    Some(v) => {
-                        let neg = b.cmpi(CmpI::Slt, &v, &zero);
-                        let shifted = b.arith(Arith::AddI, &v, &n);
-                        let v = b.select(&neg, &shifted, &v);
-                        clamp(b, &v, &lo, &hi)
-                    }
-                };
-                let start_i = norm(b, start_v, &zero, &n_minus_1);
-                let stop_i = norm(b, stop_v, &n, &minus_one);
-                // Positive step: ceil((stop - start) / step) if stop > start; negative:
-                // (start - stop - 1) / -step + 1 if start > stop; else 0.
-                let diff_pos = b.arith(Arith::SubI, &stop_i, &start_i);
-                let step_m1 = b.arith(Arith::SubI, &step, &one);
-                let num_pos = b.arith(Arith::AddI, &diff_pos, &step_m1);
-                let len_pos = b.arith(Arith::DivSI, &num_pos, &step);
-                let neg_step = b.arith(Arith::SubI, &zero, &step);
-                let diff_neg = b.arith(Arith::SubI, &start_i, &stop_i);
-                let num_neg = b.arith(Arith::SubI, &diff_neg, &one);
-                let q_neg = b.arith(Arith::DivSI, &num_neg, &neg_step);
-                let len_neg = b.arith(Arith::AddI, &q_neg, &one);
-                let nonempty_pos = b.cmpi(CmpI::Sgt, &diff_pos, &zero);
-                let nonempty_neg = b.cmpi(CmpI::Sgt, &diff_neg, &zero);
-                let len_pos = b.select(&nonempty_pos, &len_pos, &zero);
-                let len_neg = b.select(&nonempty_neg, &len_neg, &zero);
-                let len = b.select(&pos, &len_pos, &len_neg);
-                let dim = match (start_c, stop_c, step_c) {
-                    (Some(s), Some(e), Some(st)) => {
-                        cx.derived(DimExpr::Slice { base: x_dims[k], start: s, stop: e, step: st.unwrap_or(1) })
-                    }
-                    _ => cx.runtime_dim(),
-                };
-                dims.push(dim);
-                axes.push(Axis::Slice { start: start_i, step, len });
+                let s = slice_axis(cx, b, &n, x_dims[k], inputs, [*start, *stop, *step], &mut bad_step)?;
+                dims.push(s.dim);
+                axes.push(Axis::Slice { start: s.start, step: s.step, len: s.len });
             }
         }
     }
@@ -409,9 +433,12 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         return Err(format!("a value of rank {} for a region of rank {}", y_ty.ndim(), view.len()));
     }
     let lead = view.len() - y_ty.ndim();
-    // y's dims: broadcast where static 1, else they must equal the region's.
-    let mut y_dims: Vec<Option<Value>> = Vec::new();
+    // y's dims: broadcast where static 1 or 1 at run time (numpy's assignment broadcasts
+    // those, and the C backend with it: `pt.pad(mode="edge")` relies on it), else they
+    // must equal the region's.
+    let mut y_dims: Vec<Option<(Value, Value)>> = Vec::new();
     let mut mismatch: Option<Value> = None;
+    let one = b.constant_index(1);
     for a in 0..y_ty.ndim() {
         if y_ty.broadcastable(a) {
             y_dims.push(None);
@@ -420,8 +447,12 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         let d = b.tensor_dim(&y, a);
         let Axis::Slice { len, .. } = &axes[view[lead + a]] else { unreachable!() };
         let ne = b.cmpi(CmpI::Ne, &d, len);
-        mismatch = Some(or(b, mismatch, ne));
-        y_dims.push(Some(d));
+        let is_one = b.cmpi(CmpI::Eq, &d, &one);
+        let t = b.constant_int(1, ScalarType::I1);
+        let not_one = b.arith(Arith::XOrI, &is_one, &t);
+        let bad = b.arith(Arith::AndI, &ne, &not_one);
+        mismatch = Some(or(b, mismatch, bad));
+        y_dims.push(Some((d, is_one)));
     }
     if let Some(m) = mismatch {
         check(cx, b, &m, ErrorKind::Value, format!("{what}: the value's shape does not match the indexed region"));
@@ -466,8 +497,8 @@ pub fn inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_list: &[I
         for (a, yd_a) in y_dims.iter().enumerate() {
             match yd_a {
                 None => y_index.push(zero.clone()),
-                Some(d) => {
-                    let q = q_of[lead + a].clone();
+                Some((d, is_one)) => {
+                    let q = body.select(is_one, &zero, &q_of[lead + a]);
                     let lt = body.cmpi(CmpI::Slt, &q, d);
                     inside = Some(match inside {
                         None => lt,
