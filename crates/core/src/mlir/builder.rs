@@ -796,16 +796,10 @@ impl Block {
     /// The tensor with its first `k >= 1` dims collapsed into one (`tensor.collapse_shape`),
     /// the others kept.
     pub fn tensor_collapse_leading(&mut self, t: &Value, k: usize) -> Value {
-        let ty = t.tensor();
-        assert!(k >= 1 && k <= ty.rank(), "collapse of {k} leading dims of a rank-{} tensor", ty.rank());
-        let first = ty.shape[..k].iter().try_fold(1u64, |acc, d| d.map(|d| acc * d));
-        let mut shape = vec![first];
-        shape.extend_from_slice(&ty.shape[k..]);
-        let out = TensorType::new(shape, ty.element);
-        let mut groups = vec![(0..k).map(|d| d.to_string()).collect::<Vec<_>>().join(", ")];
-        groups.extend((k..ty.rank()).map(|d| d.to_string()));
-        let groups = groups.iter().map(|g| format!("[{g}]")).collect::<Vec<_>>().join(", ");
-        self.def(out.clone().into(), format!("tensor.collapse_shape {} [{groups}] : {} into {out}", t.name, t.ty))
+        let rank = t.tensor().rank();
+        assert!(k >= 1 && k <= rank, "collapse of {k} leading dims of a rank-{rank} tensor");
+        let groups: Vec<Vec<usize>> = std::iter::once((0..k).collect()).chain((k..rank).map(|d| vec![d])).collect();
+        self.tensor_collapse(t, &groups)
     }
 
     /// A vector as a tensor of type `to` whose dims are `sizes` (their product must be the
