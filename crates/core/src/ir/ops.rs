@@ -237,6 +237,14 @@ pub enum ScalarOp {
     Psi,
     /// `polygamma(1, x)`.
     TriGamma,
+    /// The regularized lower incomplete gamma function P(a, x).
+    GammaInc,
+    /// The regularized upper incomplete gamma function Q(a, x).
+    GammaIncC,
+    /// The lower incomplete gamma function P(a, x) Gamma(a).
+    GammaL,
+    /// The upper incomplete gamma function Q(a, x) Gamma(a).
+    GammaU,
     // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
 }
@@ -322,6 +330,10 @@ impl ScalarOp {
             "GammaLn" => GammaLn,
             "Psi" => Psi,
             "TriGamma" => TriGamma,
+            "GammaInc" => GammaInc,
+            "GammaIncC" => GammaIncC,
+            "GammaL" => GammaL,
+            "GammaU" => GammaU,
             // End of issue 3's special-function block.
             _ => return None,
         })
@@ -525,7 +537,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
-    "GammaLn", "Psi", "TriGamma",
+    "GammaLn", "Psi", "TriGamma", "GammaInc", "GammaIncC", "GammaL", "GammaU",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

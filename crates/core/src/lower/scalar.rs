@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{erf, exp_log, gamma, trig};
+use super::scalar_math::{erf, exp_log, gamma, incomplete_gamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -256,6 +256,10 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::GammaLn => own_math(b, &ins[0], out, gamma::gammaln)?,
         ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
         ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
+        ScalarOp::GammaInc => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammainc)?,
+        ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
+        ScalarOp::GammaL => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammal)?,
+        ScalarOp::GammaU => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammau)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
