@@ -1082,5 +1082,25 @@ mod special_function_tests {
             assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
         }
     }
+
+    /// The incomplete gamma functions (two arguments) too.
+    #[test]
+    fn incomplete_gamma_has_a_float32_formulation() {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32")] {
+            for float64_math in [false, true] {
+                let json = format!(
+                    r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},
+                        {{"type": {{"kind": "tensor", "dtype": "float32", "shape": [null]}}, "name": "x"}},
+                        {{"type": {{"kind": "tensor", "dtype": "float32", "shape": [null]}}, "name": null}}],
+                      "inputs": [0, 1], "outputs": [2],
+                      "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
+                                  "inputs": [0, 1], "outputs": [2]}}]}}"#
+                );
+                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true })
+                    .unwrap_or_else(|e| panic!("{op}: {e}"));
+                assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
+            }
+        }
+    }
 }
 // End of issue 3's special-function block.

@@ -40,7 +40,7 @@ use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
 /// LGAMMA_NEAR1: degree 30; max relative error of P: 2.35e-19 (exact arithmetic), 2.89e-16 (float64 coefficients and Horner).
-const LGAMMA_NEAR1: [f64; 31] = [
+pub(super) const LGAMMA_NEAR1: [f64; 31] = [
     -0.5772156649015329,
     0.8224670334241132,
     -0.4006856343865314,

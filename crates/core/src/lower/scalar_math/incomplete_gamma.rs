@@ -18,8 +18,8 @@
 //!   a: Q is about a E1(x) as a -> 0). 20 terms of s are enough for x <= 1.1.
 //! - The series and the continued fraction (modified Lentz) are `scf.while` loops that stop
 //!   at the working precision, with an iteration cap (1e5, 1e4 in f32). Near x = a both
-//!   need about 9 sqrt(a) iterations: a up to about 1e8 converges; past that Temme's
-//!   uniform asymptotic expansion (not written) would be the tool.
+//!   need about 9 sqrt(a) iterations: a up to about 1e8 converges; past that the result
+//!   is nan (Temme's uniform asymptotic expansion, not written, would be the tool).
 //!
 //! Special values follow PyTensor's C code (`GammaP`, `GammaQ`, `lowerGamma`,
 //! `upperGamma` in pytensor/scalar/c_code/gamma.c): nan for a <= 0 or x < 0 (gammal and
@@ -30,7 +30,7 @@
 
 use super::erf::poly;
 use super::exp_log::expm1;
-use super::gamma::{gamma, lgamma1p, LGAMMA_TAIL};
+use super::gamma::{gamma, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
 use super::F;
 use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
@@ -153,8 +153,8 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> Value {
 }
 
 /// sum_{n>=0} x^n / ((a+1)...(a+n)) (P = x^a e^-x / Gamma(1 + a) times it), summed until
-/// a term no longer changes it.
-fn p_series(f: &mut F, a: &Value, x: &Value) -> Value {
+/// a term no longer changes it; and whether it did stop so (not at the iteration cap).
+fn p_series(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let zero = f.c(0.0);
     let ty = f.ty;
@@ -183,13 +183,16 @@ fn p_series(f: &mut F, a: &Value, x: &Value) -> Value {
             vec![n, term, sum]
         },
     );
-    done[2].clone()
+    let limit = f.k(MAX_ITER);
+    let converged = f.cmp(CmpF::Olt, &done[0], &limit);
+    (done[2].clone(), converged)
 }
 
 /// Legendre's continued fraction h with Q = x^a e^-x / Gamma(a) h, for x >= 1 + a - 1
 /// (here x > 1.1, x >= a), by the modified Lentz method:
-/// h = 1/(x+1-a -) 1(1-a)/(x+3-a -) 2(2-a)/(x+5-a -) ...
-fn q_fraction(f: &mut F, a: &Value, x: &Value) -> Value {
+/// h = 1/(x+1-a -) 1(1-a)/(x+3-a -) 2(2-a)/(x+5-a -) ...; and whether it converged
+/// before the iteration cap.
+fn q_fraction(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let b0 = f.sub(x, a);
     let b0 = f.add(&b0, &one);
@@ -238,11 +241,16 @@ fn q_fraction(f: &mut F, a: &Value, x: &Value) -> Value {
             vec![i, bb, c, d, h, change]
         },
     );
-    done[4].clone()
+    let limit = f.k(MAX_ITER);
+    let converged = f.cmp(CmpF::Olt, &done[0], &limit);
+    (done[4].clone(), converged)
 }
 
-/// Q(a, x) for 0 < x <= 1.1 from P = u (1 + s): Q = -expm1(log u) - u s.
-fn q_small_x(f: &mut F, a: &Value, x: &Value) -> Value {
+/// Q(a, x) for 0 < x <= 1.1 from P = u (1 + s): Q = -expm1(log u) - u s; and Gamma(a, x)
+/// = Q Gamma(a) for a so small that Gamma(a) overflows (below 2^-1024, where Gamma(1 + a)
+/// and x^a are 1 and log u / a = log x - lgamma(1 + a) / a = log x - P1(a), gamma.rs's
+/// fit): -(log x - P1(a)) - s / a (E1(x) in the limit).
+fn q_small_x(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     let log_x = f.log(x);
     let l1p = lgamma1p(f, a);
     let minus_l1p = f.neg(&l1p);
@@ -264,10 +272,16 @@ fn q_small_x(f: &mut F, a: &Value, x: &Value) -> Value {
     for term in terms.iter().rev() {
         s = f.add(&s, term);
     }
+    let s_over_a = s.clone();
     let s = f.mul(a, &s);
     let us = f.mul(&u, &s);
     let r = f.add(&um1, &us);
-    f.neg(&r)
+    let q = f.neg(&r);
+    let p1 = poly(f, &LGAMMA_NEAR1, a);
+    let y_over_a = f.sub(&log_x, &p1);
+    let tiny_a_upper = f.add(&y_over_a, &s_over_a);
+    let tiny_a_upper = f.neg(&tiny_a_upper);
+    (q, tiny_a_upper)
 }
 
 /// The pieces every function here is made of, for a > 0, x >= 0 finite (others get
@@ -283,6 +297,10 @@ struct Parts {
     fraction: Value,
     /// a > 0, x >= 0, both finite.
     regular: Value,
+    /// x <= 1.1 (where Q has its own series).
+    small_x: Value,
+    /// Gamma(a, x) for x <= 1.1 and a below 2^-1024 (see `q_small_x`).
+    upper_tiny_a: Value,
 }
 
 fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
@@ -313,9 +331,9 @@ fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
     let x_r = f.sel(&regular, x, &one);
     let x_small = f.sel(&x_big, &one, &x_r);
     let pre = prefactor(f, &a_r, &x_r);
-    let series = p_series(f, &a_s, &x_s);
-    let fraction = q_fraction(f, &a_c, &x_c);
-    let q_small = q_small_x(f, &a_r, &x_small);
+    let (series, series_ok) = p_series(f, &a_s, &x_s);
+    let (fraction, fraction_ok) = q_fraction(f, &a_c, &x_c);
+    let (q_small, upper_tiny_a) = q_small_x(f, &a_r, &x_small);
     let p_series_value = f.mul(&pre, &series);
     let pre_q = f.mul(&pre, &a_r);
     let q_fraction_value = f.mul(&pre_q, &fraction);
@@ -324,14 +342,14 @@ fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
     let p = f.sel(&in_fraction, &p_from_q, &p_series_value);
     let q = f.sel(&x_big, &q_from_p, &q_small);
     let q = f.sel(&in_fraction, &q_fraction_value, &q);
-    Parts {
-        p,
-        q,
-        in_fraction,
-        series,
-        fraction,
-        regular,
-    }
+    // Past the iteration cap (a beyond about 1e8 with x near a) the sums are unfinished:
+    // nan rather than a wrong number.
+    let converged = and(f, &series_ok, &fraction_ok);
+    let nan = f.c(f64::NAN);
+    let p = f.sel(&converged, &p, &nan);
+    let q = f.sel(&converged, &q, &nan);
+    let small_x = not(f, &x_big);
+    Parts { p, q, in_fraction, series, fraction, regular, small_x, upper_tiny_a }
 }
 
 /// The special values shared by P and Q: `(at_zero_or_infinite_a, at_infinite_x, nan)`
@@ -356,14 +374,25 @@ fn regularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let mut f = F::new(b, a);
     let f = &mut f;
     let parts = parts(f, a, x);
+    with_specials(f, &parts, a, x, lower)
+}
+
+/// P (`lower`) or Q from `parts`, clamped to [0, 1] (+0.0, not -0.0) and with the special
+/// values set.
+fn with_specials(f: &mut F, parts: &Parts, a: &Value, x: &Value, lower: bool) -> Value {
     let (low, x_inf, nan) = special_masks(f, a, x);
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let (r, at_low, at_inf) = if lower {
-        (parts.p, zero.clone(), one.clone())
+        (parts.p.clone(), zero.clone(), one.clone())
     } else {
-        (parts.q, one, zero)
+        (parts.q.clone(), one.clone(), zero.clone())
     };
+    let above = f.cmp(CmpF::Ogt, &r, &one);
+    let r = f.sel(&above, &one, &r);
+    let below = f.cmp(CmpF::Olt, &r, &zero);
+    let r = f.sel(&below, &zero, &r);
+    let r = f.add(&r, &zero);
     let r = f.sel(&low, &at_low, &r);
     let r = f.sel(&x_inf, &at_inf, &r);
     let nan_v = f.c(f64::NAN);
@@ -379,19 +408,22 @@ pub fn gammaincc(b: &mut Block, a: &Value, x: &Value) -> Value {
 }
 
 /// gammal or gammau (`lower`: gammal): P or Q times Gamma(a); where that factor is below
-/// `SMALL` (or Gamma(a) overflows), x^a e^-x times the series / a or the fraction.
+/// `SMALL`, Gamma(a) overflows or the exponent a log x - x is smaller than P's or Q's,
+/// x^a e^-x times the series / a or the fraction.
 fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let mut f = F::new(b, a);
     let f = &mut f;
     let parts = parts(f, a, x);
     let g = gamma(f.b, a);
-    let (r, direct, fallback_here) = if lower {
+    let r = with_specials(f, &parts, a, x, lower);
+    let (direct, fallback_here) = if lower {
         let not_fraction = not(f, &parts.in_fraction);
         let d = f.div(&parts.series, a);
-        (parts.p, d, not_fraction)
+        (d, not_fraction)
     } else {
-        (parts.q, parts.fraction, parts.in_fraction)
+        (parts.fraction.clone(), parts.in_fraction.clone())
     };
+    let r_regularized = r.clone();
     let scaled = f.mul(&r, &g);
     let log_x = f.log(x);
     let minus_x = f.neg(x);
@@ -402,20 +434,54 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let tiny = f.cmp(CmpF::Olt, &r, &small);
     let inf = f.c(f64::INFINITY);
     let g_inf = f.cmp(CmpF::Oeq, &g, &inf);
+    // Also where the direct form's exponent is the smaller: the result inherits the
+    // rounding of its exponent (gammal(30, 1) = 0.0126 from a P of 1e-33: P's exponent is
+    // 76, a log x - x is -1).
+    let ln_r = f.log(&r);
+    let abs_ln_r = f.abs(&ln_r);
+    let abs_e = f.abs(&e);
+    let smaller = f.cmp(CmpF::Olt, &abs_e, &abs_ln_r);
     let use_direct = or(f, &tiny, &g_inf);
+    let use_direct = or(f, &use_direct, &smaller);
     let use_direct = and(f, &use_direct, &fallback_here);
     let use_direct = and(f, &use_direct, &parts.regular);
     let r = f.sel(&use_direct, &unscaled, &scaled);
+    let r = if lower {
+        // a = inf: the integral of t^(a-1) e^-t over [0, x] is 0 up to x = 1, inf past it.
+        let one = f.c(1.0);
+        let zero = f.c(0.0);
+        let a_inf = f.cmp(CmpF::Oeq, a, &inf);
+        let x_le_one = f.cmp(CmpF::Ole, x, &one);
+        let x_gt_one = f.cmp(CmpF::Ogt, x, &one);
+        let to_zero = and(f, &a_inf, &x_le_one);
+        let to_inf = and(f, &a_inf, &x_gt_one);
+        let r = f.sel(&to_zero, &zero, &r);
+        f.sel(&to_inf, &inf, &r)
+    } else {
+        let one = f.c(1.0);
+        let a_small = f.cmp(CmpF::Olt, a, &one);
+        let tiny_a = and(f, &g_inf, &a_small);
+        let tiny_a = and(f, &tiny_a, &parts.small_x);
+        let tiny_a = and(f, &tiny_a, &parts.regular);
+        f.sel(&tiny_a, &parts.upper_tiny_a, &r)
+    };
+    // Unfinished sums (see `parts`) stay nan.
+    let unfinished = f.cmp(CmpF::Uno, &r_regularized, &r_regularized);
+    let nan_v = f.c(f64::NAN);
+    let r = f.sel(&unfinished, &nan_v, &r);
     // Limits at x = inf: gammal -> Gamma(a), gammau -> 0.
     let x_inf = f.cmp(CmpF::Oeq, x, &inf);
     let limit = if lower { g.clone() } else { f.c(0.0) };
     let r = f.sel(&x_inf, &limit, &r);
-    // nan where C's lowerGamma/upperGamma are: a <= 0 or x <= 0 (and nan inputs).
+    // nan where C's lowerGamma/upperGamma are: a <= 0 or x <= 0 (and nan inputs); and
+    // where both are infinite (no limit).
     let zero = f.c(0.0);
     let a_bad = f.cmp(CmpF::Ule, a, &zero);
     let x_bad = f.cmp(CmpF::Ule, x, &zero);
     let nan = or(f, &a_bad, &x_bad);
-    let nan_v = f.c(f64::NAN);
+    let a_inf = f.cmp(CmpF::Oeq, a, &inf);
+    let both_inf = and(f, &a_inf, &x_inf);
+    let nan = or(f, &nan, &both_inf);
     f.sel(&nan, &nan_v, &r)
 }
 
