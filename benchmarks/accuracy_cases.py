@@ -216,6 +216,21 @@ def _trigamma(x):
     return mpmath.psi(1, x)
 
 
+def _polygamma(n):
+    """polygamma(n, x) with scipy's special values: (-1)^(n+1) inf at the poles and -inf,
+    0 at inf (n >= 2)."""
+
+    def fn(x):
+        sign = -1 if n % 2 == 0 else 1
+        if _is_pole(x):
+            return sign * mpmath.inf
+        if mpmath.isinf(x):
+            return mpmath.mpf(0)
+        return mpmath.psi(n, x)
+
+    return fn
+
+
 def _incomplete_gamma_special(a, x, unregularized):
     """The special values of the incomplete gamma functions (lower_P, upper_Q) as PyTensor's
     C code gives them (nan for a <= 0, x < 0 (x <= 0 unregularized), nan inputs), with the
@@ -336,6 +351,11 @@ CASES = [
          edges=(PSI_ROOT, 1.0, 2.0, 3.0, 10.0, -0.5, -1.5, 1e-300, -1e-300)),
     Case("tri_gamma", pt.tri_gamma, real(_trigamma), (log(1e-320, HUGE, +1), uniform(0, 12), uniform(-20, 0)),
          edges=(1.0, 2.0, 10.0, -0.5, -1.5, 1e-160, -1e-160)),
+    # polygamma of orders 2 and 5 (crates/core/src/lower/scalar_math/polygamma.rs).
+    Case("polygamma2", lambda x: pt.polygamma(2, x), real(_polygamma(2)), (log(1e-320, HUGE, +1), uniform(0, 30), uniform(-10, 0)),
+         edges=(1.0, 2.0, 24.0, 25.0, -0.5, -1.5, 1e-100, -1e-100)),
+    Case("polygamma5", lambda x: pt.polygamma(5, x), real(_polygamma(5)), (log(1e-320, HUGE, +1), uniform(0, 30), uniform(-10, 0)),
+         edges=(1.0, 2.0, 27.0, 28.0, -0.5, -1.5, 1e-60, -1e-60)),
     # Incomplete gamma (crates/core/src/lower/scalar_math/incomplete_gamma.rs).
     Case("gammainc", pt.gammainc, real(_gammainc), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
     Case("gammaincc", pt.gammaincc, real(_gammaincc), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),

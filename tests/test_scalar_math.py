@@ -728,3 +728,76 @@ def test_incomplete_gamma_accuracy(dtype):
             report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}, want {want[i]}), bound {np.broadcast_to(bound, errors.shape)[i]:.3g}")
     assert not report, "\n".join(report)
 
+
+# polygamma (crates/core/src/lower/scalar_math/polygamma.rs).
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_polygamma_like_scipy(dtype):
+    """polygamma(n, x) for orders 0 to 12 per element against the Op's implementation (scipy,
+    the py linker; the Op has no C code): special values exactly (poles, +-inf, nan,
+    negative orders), positive x to rtol 1e-11 (1e-6 in float32); negative x, where the
+    values between the poles cross zero and both are accurate only in absolute terms, to
+    1e-9 of the larger of the two sums' sizes (n! sum |x + k|^-(n+1) bounds them)."""
+    import pytensor
+    import scipy.special as sp
+    from pytensor.compile.mode import Mode
+
+    rng = np.random.default_rng(41)
+    specials = np.array([0.0, -0.0, -1.0, -2.0, -np.inf, np.inf, np.nan, 1e-30, -1e-30, 1.0, 2.0])
+    x_pos = np.concatenate([10.0 ** rng.uniform(-3, 2, 80), rng.uniform(0, 40, 40)])
+    x_neg = -rng.uniform(0, 8, 40)
+    orders = np.arange(-1, 13)
+    nv = np.concatenate([np.repeat(orders, len(specials)), rng.integers(0, 13, 120), rng.integers(0, 9, 40)])
+    xv = np.concatenate([np.tile(specials, len(orders)), x_pos, x_neg]).astype(dtype)
+    n_int = "int64" if dtype == "float64" else "int32"
+    n, x = pt.vector("n", dtype=n_int), pt.vector("x", dtype=dtype)
+    out = pt.polygamma(n, x)
+    f = pytensor.function([n, x], out, mode=MLIR)
+    ref = pytensor.function([n, x], out, mode=Mode(linker="py", optimizer="fast_run"))
+    assert "PolyGamma" in scalar_ops(f)
+    nv = nv.astype(n_int)
+    with np.errstate(all="ignore"):
+        got, want = f(nv, xv), ref(nv, xv)
+        x64 = xv.astype("float64")
+        scale = np.array([sp.gamma(k + 1.0) * sum(abs(v + j) ** -(k + 1.0) for j in range(60)) if v < 0 else 0.0
+                          for k, v in zip(nv, x64)])  # fmt: skip
+    assert got.dtype == want.dtype == np.dtype(dtype)
+    special = ~np.isfinite(x64) | ((x64 <= 0) & (np.floor(x64) == x64)) | (nv < 0)
+    assert_same(got[special], want[special], err_msg="special values")
+    np.testing.assert_array_equal(np.signbit(got[special]), np.signbit(want[special]))
+    pos = ~special & ((x64 > 0) | (x64 > -1e-6))
+    assert_same(got[pos], want[pos], rtol=1e-11 if dtype == "float64" else 1e-6, err_msg="x > 0")
+    neg = ~special & (x64 <= -1e-6)
+    tol = 1e-9 if dtype == "float64" else 1e-5
+    err = np.abs(got[neg].astype("float64") - want[neg]) / np.maximum(scale[neg], np.abs(want[neg]))
+    assert (err <= tol).all(), (np.max(err), nv[neg][np.argmax(err)], x64[neg][np.argmax(err)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_polygamma_accuracy(dtype):
+    """polygamma of orders 2 and 5 against mpmath (benchmarks/accuracy_cases.py): for x > 0
+    within 8 ULP wherever scipy is, and never a larger max error there than scipy's."""
+    import pytensor
+    import scipy.special as sp
+
+    rng = np.random.default_rng(43)
+    cases = [BY_NAME["polygamma2"], BY_NAME["polygamma5"]]
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    f = pytensor.function(inputs, [c.pytensor(x) for c, x in zip(cases, inputs)], mode=MLIR)
+    vals = [points(c, dtype, 200, rng) for c in cases]
+    with np.errstate(all="ignore"):
+        got = f(*vals)
+    report = []
+    for c, v, g, order in zip(cases, vals, got, (2, 5)):
+        keep = ~(v < 0)  # negative x: absolute accuracy only (test_polygamma_like_scipy)
+        v, g = v[keep], g[keep]
+        want = exact(c.mpmath, v)
+        errors = ulp_errors(g, want, dtype)
+        with np.errstate(all="ignore"):
+            s_errors = ulp_errors(sp.polygamma(order, v.astype("float64")).astype(dtype), want, dtype)
+        bad = (s_errors <= SPECIAL_MAX_ULP) & (errors > SPECIAL_MAX_ULP)
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}, want {want[i]})")
+        if errors.max() > max(SPECIAL_MAX_ULP, s_errors.max()):
+            report.append(f"{c.name}: max {errors.max():.3g} ULP, scipy's {s_errors.max():.3g}")
+    assert not report, "\n".join(report)

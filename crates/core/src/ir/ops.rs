@@ -245,6 +245,8 @@ pub enum ScalarOp {
     GammaL,
     /// The upper incomplete gamma function Q(a, x) Gamma(a).
     GammaU,
+    /// `polygamma(n, x)`, n an integer per element.
+    PolyGamma,
     // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
 }
@@ -334,6 +336,7 @@ impl ScalarOp {
             "GammaIncC" => GammaIncC,
             "GammaL" => GammaL,
             "GammaU" => GammaU,
+            "PolyGamma" => PolyGamma,
             // End of issue 3's special-function block.
             _ => return None,
         })
@@ -538,6 +541,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "GammaInc", "GammaIncC", "GammaL", "GammaU",
+    "PolyGamma",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{erf, exp_log, gamma, incomplete_gamma, trig};
+use super::scalar_math::{erf, exp_log, gamma, incomplete_gamma, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -260,6 +260,8 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
         ScalarOp::GammaL => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammal)?,
         ScalarOp::GammaU => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammau)?,
+        // The integer order converted to the float type (exact up to 2^24).
+        ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
@@ -1083,10 +1085,11 @@ mod special_function_tests {
         }
     }
 
-    /// The incomplete gamma functions (two arguments) too.
+    /// The incomplete gamma functions and polygamma (two arguments; polygamma's first an
+    /// integer) too.
     #[test]
-    fn incomplete_gamma_has_a_float32_formulation() {
-        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32")] {
+    fn incomplete_gamma_and_polygamma_have_a_float32_formulation() {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("PolyGamma", "int32")] {
             for float64_math in [false, true] {
                 let json = format!(
                     r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},
