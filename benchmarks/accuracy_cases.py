@@ -241,6 +241,80 @@ _J_EDGES = (2.404825557695773, 5.520078110286311, 8.653727912911013, 11.79153443
 _J_DOMAIN = (log(1e-320, 1e15, only="float64"), log(1e-45, 1e5, only="float32"), uniform(-30, 30), uniform(-1000, 1000))
 
 
+def _polygamma(n):
+    """polygamma(n, x) with scipy's special values: (-1)^(n+1) inf at the poles and -inf,
+    0 at inf (n >= 2)."""
+
+    def fn(x):
+        sign = -1 if n % 2 == 0 else 1
+        if _is_pole(x):
+            return sign * mpmath.inf
+        if mpmath.isinf(x):
+            return mpmath.mpf(0)
+        return mpmath.psi(n, x)
+
+    return fn
+
+
+def _incomplete_gamma_special(a, x, unregularized):
+    """The special values of the incomplete gamma functions (lower_P, upper_Q) as PyTensor's
+    C code gives them (nan for a <= 0, x < 0 (x <= 0 unregularized), nan inputs), with the
+    limits at infinite arguments; None where the function is regular."""
+    nan = mpmath.mpf("nan")
+    if mpmath.isnan(a) or mpmath.isnan(x) or a <= 0 or x < 0 or (unregularized and x == 0):
+        return nan, nan
+    if mpmath.isinf(a) and mpmath.isinf(x):
+        return nan, nan
+    if unregularized:
+        if mpmath.isinf(x):
+            return mpmath.gamma(a), mpmath.mpf(0)
+        if mpmath.isinf(a):
+            # The integral of t^(a-1) e^-t over [0, x] tends to 0 up to x = 1, to inf past it.
+            return (mpmath.mpf(0) if x <= 1 else mpmath.inf), mpmath.inf
+        return None
+    if x == 0 or mpmath.isinf(a):
+        return mpmath.mpf(0), mpmath.mpf(1)
+    if mpmath.isinf(x):
+        return mpmath.mpf(1), mpmath.mpf(0)
+    return None
+
+
+def _gammainc(a, x):
+    s = _incomplete_gamma_special(a, x, False)
+    if s is not None:
+        return s[0]
+    if x < a / 2 or a < 1e4:
+        return mpmath.gammainc(a, 0, x, regularized=True)
+    with mpmath.extraprec(256):  # mpmath's lower series is slow there; 1 - Q is exact enough
+        return 1 - mpmath.gammainc(a, x, mpmath.inf, regularized=True)
+
+
+def _gammaincc(a, x):
+    s = _incomplete_gamma_special(a, x, False)
+    # Gamma(a, x) / Gamma(a): mpmath's regularized form is slow for tiny a.
+    return s[1] if s is not None else mpmath.gammainc(a, x, mpmath.inf) / mpmath.gamma(a)
+
+
+def _gammal(a, x):
+    s = _incomplete_gamma_special(a, x, True)
+    return s[0] if s is not None else mpmath.gammainc(a, 0, x)
+
+
+def _gammau(a, x):
+    s = _incomplete_gamma_special(a, x, True)
+    return s[1] if s is not None else mpmath.gammainc(a, x, mpmath.inf)
+
+
+# Incomplete gamma: (a, x) pairs, each argument drawn from the domain independently (tails
+# included), plus special pairs. The goal covers arguments up to 1e7: past about 1e8 with
+# x near a the series and continued fraction do not converge within their cap and the
+# result is nan (incomplete_gamma.rs).
+_IGAMMA_DOMAIN = (log(1e-3, 1e4, +1), uniform(0, 40), log(1e-300, 1e-3, +1))
+_IGAMMA_EDGES = ((1.0, 1.0), (0.5, 0.0), (1.0, np.inf), (np.inf, 1.0), (np.inf, np.inf), (0.0, 1.0), (-1.0, 1.0),
+                 (1.0, -1.0), (1e-300, 1.0), (5.0, 5.0), (30.0, 29.0), (1000.0, 1000.0), (1.0, 1.1), (2.0, 1.1),
+                 (0.1, 1.1), (0.1, 1.1000001), (10.0, 9.99), (9.99, 10.0), (1e4, 1.01e4), (np.nan, 1.0), (1.0, np.nan))
+_IGAMMA_BOUND = {"float64": 1e7, "float32": 1e7}
+
 HUGE = 1e308  # clamped to each dtype's largest finite value
 PSI_ROOT = 1.4616321449683622
 
@@ -310,6 +384,16 @@ CASES = [
     # Past 1e15 (1e5 in float32) the angle is not reduced accurately (as sin and cos).
     Case("j0", pt.j0, real(_besselj(0)), _J_DOMAIN, edges=_J_EDGES, bound=_TRIG_BOUND),
     Case("j1", pt.j1, real(_besselj(1)), _J_DOMAIN, edges=_J_EDGES, bound=_TRIG_BOUND),
+    # polygamma of orders 2 and 5 (crates/core/src/lower/scalar_math/polygamma.rs).
+    Case("polygamma2", lambda x: pt.polygamma(2, x), real(_polygamma(2)), (log(1e-320, HUGE, +1), uniform(0, 30), uniform(-10, 0)),
+         edges=(1.0, 2.0, 24.0, 25.0, -0.5, -1.5, 1e-100, -1e-100)),
+    Case("polygamma5", lambda x: pt.polygamma(5, x), real(_polygamma(5)), (log(1e-320, HUGE, +1), uniform(0, 30), uniform(-10, 0)),
+         edges=(1.0, 2.0, 27.0, 28.0, -0.5, -1.5, 1e-60, -1e-60)),
+    # Incomplete gamma (crates/core/src/lower/scalar_math/incomplete_gamma.rs).
+    Case("gammainc", pt.gammainc, real(_gammainc), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
+    Case("gammaincc", pt.gammaincc, real(_gammaincc), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
+    Case("gammal", pt.gammal, real(_gammal), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
+    Case("gammau", pt.gammau, real(_gammau), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
 ]  # fmt: skip
 
 BY_NAME = {c.name: c for c in CASES}

@@ -768,3 +768,199 @@ def test_bessel_float32_formulation_on_vulkan():
         except AssertionError as e:
             failures.append(str(e).strip())
     assert not failures, "\n\n".join(failures)
+# Incomplete gamma (crates/core/src/lower/scalar_math/incomplete_gamma.rs).
+INCOMPLETE_GAMMA = {"gammainc": pt.gammainc, "gammaincc": pt.gammaincc, "gammal": pt.gammal, "gammau": pt.gammau}
+INCOMPLETE_GAMMA_OPS = {"GammaInc", "GammaIncC", "GammaL", "GammaU"}
+
+
+def incomplete_gamma_pairs(rng):
+    """(a, x): every pair of special values (0, -0, -1, +-inf, nan) and plain ones, then moderate pairs (a in [0.05, 50], x within a factor 10 of a), small x
+    (where Q has its own series) and pairs near x = a. Subnormal arguments are in the
+    accuracy test (scipy's P(5e-324, 1) is 0, not 1)."""
+    special = np.array([0.0, -0.0, -1.0, np.inf, -np.inf, np.nan])
+    plain = np.array([1.0, 0.5, 2.0, 1.1, 10.0, 30.0, 1e-30])
+    both = np.concatenate([special, plain])
+    a_grid, x_grid = np.meshgrid(both, both)
+    a_grid, x_grid = a_grid.ravel(), x_grid.ravel()
+    a = 10.0 ** rng.uniform(np.log10(0.05), np.log10(50), 160)
+    x = a * 10.0 ** rng.uniform(-1, 1, 160)
+    a_small = 10.0 ** rng.uniform(-3, 1, 40)
+    x_small = rng.uniform(0, 1.1, 40)
+    a_near = 10.0 ** rng.uniform(0, 3, 40)
+    x_near = a_near * (1 + rng.uniform(-0.1, 0.1, 40))
+    a_all = np.concatenate([a_grid, a, a_small, a_near])
+    x_all = np.concatenate([x_grid, x, x_small, x_near])
+    return a_all, x_all
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_incomplete_gamma_like_the_reference(dtype):
+    """gammainc, gammaincc, gammal, gammau: on pairs with a special argument exactly like
+    PyTensor's C code (pytensor/scalar/c_code/gamma.c) except where its formula breaks down,
+    where ours gives the mathematical value (below); elsewhere like the Ops' Python
+    implementation (scipy) to rtol 1e-10 (1e-6 in float32): the C code is not accurate
+    there (its P is 0.78 at a = 1e-30, x = 1; its upper gamma, a continued fraction for every
+    x, is nan or negative for x < a; test_incomplete_gamma_accuracy compares both against
+    mpmath). The deliberate differences from C: a nan gives nan (C: P(nan, 0) = 0, P(nan,
+    inf) = 1, P(inf, nan) = 0); gammal(a, inf) = Gamma(a) and gammau(a, inf) = 0 (C: nan); gammal(inf, x) =
+    0 up to x = 1, inf past it, and gammau(inf, x) = inf (C: nan or 0); and from scipy:
+    gammau(a, x) for a below 2^-1024, where scipy's Q Gamma(a) is 0 inf, is E1(x)."""
+    import pytensor
+    import scipy.special as sp
+    from pytensor.compile.mode import Mode
+
+    rng = np.random.default_rng(31)
+    av, xv = (v.astype(dtype) for v in incomplete_gamma_pairs(rng))
+    a, x = pt.vector("a", dtype=dtype), pt.vector("x", dtype=dtype)
+    outs = [fn(a, x) for fn in INCOMPLETE_GAMMA.values()]
+    f = pytensor.function([a, x], outs, mode=MLIR)
+    ref_c = pytensor.function([a, x], outs, mode=C)
+    ref_py = pytensor.function([a, x], outs, mode=Mode(linker="py", optimizer="fast_run"))
+    assert INCOMPLETE_GAMMA_OPS <= scalar_ops(f), INCOMPLETE_GAMMA_OPS - scalar_ops(f)
+    with np.errstate(all="ignore"):
+        got, want_c, want_py = f(av, xv), ref_c(av, xv), ref_py(av, xv)
+    a64, x64 = av.astype("float64"), xv.astype("float64")
+    is_special = ~np.isfinite(a64) | ~np.isfinite(x64) | (a64 <= 0) | (x64 <= 0)
+    positive = (a64 > 0) & (x64 > 0)
+    a_inf, x_inf = np.isposinf(a64), np.isposinf(x64)
+    with np.errstate(all="ignore"):
+        mathematical = {
+            "gammainc": (np.isnan(a64) | np.isnan(x64), np.nan),
+            "gammaincc": (np.isnan(a64) | np.isnan(x64), np.nan),
+            "gammal": (positive & (a_inf ^ x_inf), np.where(a_inf, np.where(x64 > 1, np.inf, 0.0), sp.gamma(a64))),
+            # Below 2^-1024 Gamma(a) overflows (scipy: Q Gamma(a) = nan); Gamma(a, x) is E1(x).
+            "gammau": (positive & ((a_inf ^ x_inf) | (a64 < 1e-300)), np.where(a_inf, np.inf, np.where(x_inf, 0.0, sp.exp1(x64)))),
+        }
+    rtol = 1e-10 if dtype == "float64" else 1e-6
+    for name, g, wc, wp in zip(INCOMPLETE_GAMMA, got, want_c, want_py):
+        where, value = mathematical[name]
+        w = np.where(where, np.asarray(value, dtype=dtype), np.where(is_special, wc, wp))
+        assert g.dtype == w.dtype == np.dtype(dtype), name
+        assert_same(g, w, rtol=rtol, atol=0, err_msg=name)
+        np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]), err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_incomplete_gamma_accuracy(dtype):
+    """The incomplete gamma functions against mpmath on their accuracy points
+    (benchmarks/accuracy_cases.py: a and x drawn independently, tails included): never a
+    larger max error than the C backend's or scipy's on the same points; float32 (computed
+    in float64) within 1 ULP; float64 within 48 ULP wherever the result r is within a
+    factor e of 1, and beyond within 48 + 3 |ln r| ULP: the exponent of x^a e^-x / Gamma(a),
+    about ln r, is a double whose rounding the result inherits (as scipy's, whose errors
+    there are larger). The issue's goal of 8 ULP is not met below a = 10 near x = a, where
+    the prefactor rounds a log x and lgamma(1 + a) (42 ULP at a = 9.99, x = 10)."""
+    import mpmath
+    import pytensor
+    import scipy.special as sp
+
+    rng = np.random.default_rng(37)
+    cases = [BY_NAME[k] for k in INCOMPLETE_GAMMA]
+    args = [[pt.vector(f"{c.name}{j}", dtype=dtype) for j in range(2)] for c in cases]
+    outs = [c.pytensor(*xs) for c, xs in zip(cases, args)]
+    inputs = [v for xs in args for v in xs]
+    f = pytensor.function(inputs, outs, mode=MLIR)
+    ref = pytensor.function(inputs, outs, mode=C)
+    vals = [points(c, dtype, 80, rng) for c in cases]
+    vals = [v[:, within_bound(c, dtype, v)] for c, v in zip(cases, vals)]
+    flat = [row for v in vals for row in v]
+    with np.errstate(all="ignore"):
+        got, c_got = f(*flat), ref(*flat)
+    scipy_fn = {
+        "gammainc": sp.gammainc,
+        "gammaincc": sp.gammaincc,
+        "gammal": lambda a, x: sp.gammainc(a, x) * sp.gamma(a),
+        "gammau": lambda a, x: sp.gammaincc(a, x) * sp.gamma(a),
+    }
+    report = []
+    for c, v, g, cg in zip(cases, vals, got, c_got):
+        want = exact(c.mpmath, *v)
+        errors = ulp_errors(g, want, dtype)
+        c_errors = ulp_errors(cg, want, dtype)
+        with np.errstate(all="ignore"):
+            s = scipy_fn[c.name](*(row.astype("float64") for row in v)).astype(dtype)
+        s_errors = ulp_errors(s, want, dtype)
+        if errors.max() > max(c_errors.max(), s_errors.max(), 0.5):
+            i = int(np.argmax(errors))
+            report.append(f"{c.name}: max {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}); C {c_errors.max():.3g}, scipy {s_errors.max():.3g}")
+        ln_r = np.array([float(abs(mpmath.log(abs(w)))) if mpmath.isfinite(w) and w != 0 else 0.0 for w in want])
+        bound = 1.0 if dtype == "float32" else 48.0 + 3.0 * np.where(ln_r > 1, ln_r, 0)
+        bad = errors > bound
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors - bound, -np.inf)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}, want {want[i]}), bound {np.broadcast_to(bound, errors.shape)[i]:.3g}")
+    assert not report, "\n".join(report)
+
+
+# polygamma (crates/core/src/lower/scalar_math/polygamma.rs).
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_polygamma_like_scipy(dtype):
+    """polygamma(n, x) for orders 0 to 12 per element against the Op's implementation (scipy,
+    the py linker; the Op has no C code): special values exactly (poles, +-inf, nan,
+    negative orders), positive x to rtol 1e-11 (1e-6 in float32); negative x, where the
+    values between the poles cross zero and both are accurate only in absolute terms, to
+    1e-9 of the larger of the two sums' sizes (n! sum |x + k|^-(n+1) bounds them)."""
+    import pytensor
+    import scipy.special as sp
+    from pytensor.compile.mode import Mode
+
+    rng = np.random.default_rng(41)
+    specials = np.array([0.0, -0.0, -1.0, -2.0, -np.inf, np.inf, np.nan, 1e-30, -1e-30, 1.0, 2.0])
+    x_pos = np.concatenate([10.0 ** rng.uniform(-3, 2, 80), rng.uniform(0, 40, 40)])
+    x_neg = -rng.uniform(0, 8, 40)
+    orders = np.arange(-1, 13)
+    nv = np.concatenate([np.repeat(orders, len(specials)), rng.integers(0, 13, 120), rng.integers(0, 9, 40)])
+    xv = np.concatenate([np.tile(specials, len(orders)), x_pos, x_neg]).astype(dtype)
+    n_int = "int64" if dtype == "float64" else "int32"
+    n, x = pt.vector("n", dtype=n_int), pt.vector("x", dtype=dtype)
+    out = pt.polygamma(n, x)
+    f = pytensor.function([n, x], out, mode=MLIR)
+    ref = pytensor.function([n, x], out, mode=Mode(linker="py", optimizer="fast_run"))
+    assert "PolyGamma" in scalar_ops(f)
+    nv = nv.astype(n_int)
+    with np.errstate(all="ignore"):
+        got, want = f(nv, xv), ref(nv, xv)
+        x64 = xv.astype("float64")
+        scale = np.array([sp.gamma(k + 1.0) * sum(abs(v + j) ** -(k + 1.0) for j in range(60)) if v < 0 else 0.0
+                          for k, v in zip(nv, x64)])  # fmt: skip
+    assert got.dtype == want.dtype == np.dtype(dtype)
+    special = ~np.isfinite(x64) | ((x64 <= 0) & (np.floor(x64) == x64)) | (nv < 0)
+    assert_same(got[special], want[special], err_msg="special values")
+    np.testing.assert_array_equal(np.signbit(got[special]), np.signbit(want[special]))
+    pos = ~special & ((x64 > 0) | (x64 > -1e-6))
+    assert_same(got[pos], want[pos], rtol=1e-11 if dtype == "float64" else 1e-6, err_msg="x > 0")
+    neg = ~special & (x64 <= -1e-6)
+    tol = 1e-9 if dtype == "float64" else 1e-5
+    err = np.abs(got[neg].astype("float64") - want[neg]) / np.maximum(scale[neg], np.abs(want[neg]))
+    assert (err <= tol).all(), (np.max(err), nv[neg][np.argmax(err)], x64[neg][np.argmax(err)])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_polygamma_accuracy(dtype):
+    """polygamma of orders 2 and 5 against mpmath (benchmarks/accuracy_cases.py): for x > 0
+    within 8 ULP wherever scipy is, and never a larger max error there than scipy's."""
+    import pytensor
+    import scipy.special as sp
+
+    rng = np.random.default_rng(43)
+    cases = [BY_NAME["polygamma2"], BY_NAME["polygamma5"]]
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    f = pytensor.function(inputs, [c.pytensor(x) for c, x in zip(cases, inputs)], mode=MLIR)
+    vals = [points(c, dtype, 200, rng) for c in cases]
+    with np.errstate(all="ignore"):
+        got = f(*vals)
+    report = []
+    for c, v, g, order in zip(cases, vals, got, (2, 5)):
+        keep = ~(v < 0)  # negative x: absolute accuracy only (test_polygamma_like_scipy)
+        v, g = v[keep], g[keep]
+        want = exact(c.mpmath, v)
+        errors = ulp_errors(g, want, dtype)
+        with np.errstate(all="ignore"):
+            s_errors = ulp_errors(sp.polygamma(order, v.astype("float64")).astype(dtype), want, dtype)
+        bad = (s_errors <= SPECIAL_MAX_ULP) & (errors > SPECIAL_MAX_ULP)
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}, want {want[i]})")
+        if errors.max() > max(SPECIAL_MAX_ULP, s_errors.max()):
+            report.append(f"{c.name}: max {errors.max():.3g} ULP, scipy's {s_errors.max():.3g}")
+    assert not report, "\n".join(report)

@@ -261,6 +261,16 @@ pub enum ScalarOp {
     Psi,
     /// `polygamma(1, x)`.
     TriGamma,
+    /// The regularized lower incomplete gamma function P(a, x).
+    GammaInc,
+    /// The regularized upper incomplete gamma function Q(a, x).
+    GammaIncC,
+    /// The lower incomplete gamma function P(a, x) Gamma(a).
+    GammaL,
+    /// The upper incomplete gamma function Q(a, x) Gamma(a).
+    GammaU,
+    /// `polygamma(n, x)`, n an integer per element.
+    PolyGamma,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -397,6 +407,11 @@ impl ScalarOp {
             "GammaLn" => GammaLn,
             "Psi" => Psi,
             "TriGamma" => TriGamma,
+            "GammaInc" => GammaInc,
+            "GammaIncC" => GammaIncC,
+            "GammaL" => GammaL,
+            "GammaU" => GammaU,
+            "PolyGamma" => PolyGamma,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -629,7 +644,8 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
-    "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1",
+    "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
+    "PolyGamma",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

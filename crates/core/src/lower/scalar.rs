@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, erf, exp_log, gamma, trig};
+use super::scalar_math::{bessel, erf, exp_log, gamma, incomplete_gamma, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -263,6 +263,12 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::I1 => own_math(b, &ins[0], out, bessel::i1)?,
         ScalarOp::J0 => own_math(b, &ins[0], out, bessel::j0)?,
         ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
+        ScalarOp::GammaInc => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammainc)?,
+        ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
+        ScalarOp::GammaL => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammal)?,
+        ScalarOp::GammaU => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammau)?,
+        // The integer order converted to the float type (exact up to 2^24).
+        ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1155,6 +1161,27 @@ mod special_function_tests {
             // With f64 math, float32 is computed in f64 and rounded once.
             let lowered = lower_elemwise(op, "float32", true).unwrap_or_else(|e| panic!("{op}: {e}"));
             assert!(lowered.mlir.contains("arith.extf") && lowered.mlir.contains("arith.truncf"), "{op} not in f64");
+        }
+    }
+
+    /// The incomplete gamma functions and polygamma (two arguments; polygamma's first an
+    /// integer) too.
+    #[test]
+    fn incomplete_gamma_and_polygamma_have_a_float32_formulation() {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("PolyGamma", "int32")] {
+            for float64_math in [false, true] {
+                let json = format!(
+                    r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},
+                        {{"type": {{"kind": "tensor", "dtype": "float32", "shape": [null]}}, "name": "x"}},
+                        {{"type": {{"kind": "tensor", "dtype": "float32", "shape": [null]}}, "name": null}}],
+                      "inputs": [0, 1], "outputs": [2],
+                      "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
+                                  "inputs": [0, 1], "outputs": [2]}}]}}"#
+                );
+                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true })
+                    .unwrap_or_else(|e| panic!("{op}: {e}"));
+                assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
+            }
         }
     }
 }

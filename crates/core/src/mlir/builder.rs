@@ -132,6 +132,8 @@ pub enum CmpF {
     Oge,
     Une,
     Uno,
+    Ult,
+    Ule,
 }
 
 /// `arith.cmpi` predicates.

@@ -40,7 +40,7 @@ use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
 /// LGAMMA_NEAR1: degree 30; max relative error of P: 2.35e-19 (exact arithmetic), 2.89e-16 (float64 coefficients and Horner).
-const LGAMMA_NEAR1: [f64; 31] = [
+pub(super) const LGAMMA_NEAR1: [f64; 31] = [
     -0.5772156649015329,
     0.8224670334241132,
     -0.4006856343865314,
@@ -96,7 +96,7 @@ const LGAMMA_NEAR2: [f64; 19] = [
     -1.4119647050723332e-07,
 ];
 /// LGAMMA_TAIL: degree 6; max relative error of P: 3.49e-19 (exact arithmetic), 1.38e-16 (float64 coefficients and Horner).
-const LGAMMA_TAIL: [f64; 7] = [
+pub(super) const LGAMMA_TAIL: [f64; 7] = [
     0.08333333333333333,
     -0.0027777777777774917,
     0.0007936507931900875,
@@ -298,7 +298,7 @@ fn negative(f: &mut F, x: &Value) -> Value {
 }
 
 /// lgamma(a) for a > 0 (inf and nan go through).
-fn lgamma_positive(f: &mut F, a: &Value) -> Value {
+pub(super) fn lgamma_positive(f: &mut F, a: &Value) -> Value {
     let half = f.c(0.5);
     let one = f.c(1.0);
     let log_a = f.log(a);
@@ -350,6 +350,26 @@ fn lgamma_positive(f: &mut F, a: &Value) -> Value {
     let ten = f.c(10.0);
     let big = f.cmp(CmpF::Oge, a, &ten);
     f.sel(&big, &r_big, &r)
+}
+
+/// lgamma(1 + a) for a >= 0 without rounding 1 + a where that would cost: a P1(a) below
+/// 1/2 and (a - 1) P2(a - 1) below 3/2 (a - 1 exact; lgamma(2) = 0 there), then
+/// lgamma_positive(1 + a).
+pub(super) fn lgamma1p(f: &mut F, a: &Value) -> Value {
+    let half = f.c(0.5);
+    let one = f.c(1.0);
+    let three_halves = f.c(1.5);
+    let p1 = poly(f, &LGAMMA_NEAR1, a);
+    let near1 = f.mul(a, &p1);
+    let t = f.sub(a, &one);
+    let p2 = poly(f, &LGAMMA_NEAR2, &t);
+    let near2 = f.mul(&t, &p2);
+    let up = f.add(a, &one);
+    let far = lgamma_positive(f, &up);
+    let below_3_2 = f.cmp(CmpF::Olt, a, &three_halves);
+    let r = f.sel(&below_3_2, &near2, &far);
+    let below_half = f.cmp(CmpF::Olt, a, &half);
+    f.sel(&below_half, &near1, &r)
 }
 
 pub fn gammaln(b: &mut Block, x: &Value) -> Value {

@@ -7,6 +7,8 @@ pub mod bessel;
 pub mod erf;
 pub mod exp_log;
 pub mod gamma;
+pub mod incomplete_gamma;
+pub mod polygamma;
 pub mod trig;
 
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
