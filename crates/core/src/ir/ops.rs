@@ -237,6 +237,8 @@ pub enum ScalarOp {
     Psi,
     /// `polygamma(1, x)`.
     TriGamma,
+    /// The regularized incomplete beta function `betainc(a, b, x)`.
+    BetaInc,
     // End of issue 3's special-function block.
     Composite(Box<ScalarGraph>),
 }
@@ -322,6 +324,7 @@ impl ScalarOp {
             "GammaLn" => GammaLn,
             "Psi" => Psi,
             "TriGamma" => TriGamma,
+            "BetaInc" => BetaInc,
             // End of issue 3's special-function block.
             _ => return None,
         })
@@ -525,7 +528,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "RoundHalfToEven", "RoundHalfAwayFromZero", "Reciprocal", "Deg2Rad", "Rad2Deg", "Log1p", "Expm1", "Log2",
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
-    "GammaLn", "Psi", "TriGamma",
+    "GammaLn", "Psi", "TriGamma", "BetaInc",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

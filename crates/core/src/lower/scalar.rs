@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{erf, exp_log, gamma, trig};
+use super::scalar_math::{beta, erf, exp_log, gamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -256,6 +256,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::GammaLn => own_math(b, &ins[0], out, gamma::gammaln)?,
         ScalarOp::Psi => own_math(b, &ins[0], out, gamma::psi)?,
         ScalarOp::TriGamma => own_math(b, &ins[0], out, gamma::tri_gamma)?,
+        ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) => unreachable!("handled above"),
     };
@@ -1022,6 +1023,18 @@ fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> 
 fn own_math2(b: &mut Block, x: &Scalar, y: &Scalar, out: DType, f: fn(&mut Block, &Value, &Value) -> Value) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &[x, y], out)?;
     let r = f(b, &args[0], &args[1]);
+    Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// `own_math` for a function of three arguments (betainc), all converted to the output dtype.
+fn own_math3(
+    b: &mut Block,
+    xs: [&Scalar; 3],
+    out: DType,
+    f: fn(&mut Block, &Value, &Value, &Value) -> Value,
+) -> Result<Value, String> {
+    let (args, ty, work) = own_math_args(b, &xs, out)?;
+    let r = f(b, &args[0], &args[1], &args[2]);
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 

@@ -3,6 +3,7 @@
 //! the builder so the kernels that use them stay vectorized. One module per family, each
 //! with float32 and float64 variants; `scalar.rs` calls them from its per-op rules.
 
+pub mod beta;
 pub mod erf;
 pub mod exp_log;
 pub mod gamma;
