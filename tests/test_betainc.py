@@ -1,7 +1,7 @@
 """The regularized incomplete beta function betainc(a, b, x) (lower/scalar_math/beta.rs).
 
 - accuracy: against mpmath on the points of benchmarks/accuracy_cases.py (a, b from 1e-3
-  to 1e4, integer ones among them, x uniform, near the mean and tiny): within 16 ULP where
+  to 3e3, integer ones among them, x uniform, near the mean and tiny): within 16 ULP where
   scipy is within 8, plus allowances for the known limitations (beta.rs: the exponential's
   error grows with |log I|, the series' with 1 / (1 - x), the continued fraction's near
   the mean with a + b), and never a larger max error than PyTensor's C backend.
