@@ -53,6 +53,9 @@ class Case:
     # Points left out (compared as bits, so -0.0 drops only -0.0): where the exact value's
     # sign cannot be told from an mpf, as gamma(-0.0) = -inf; tests check those bit for bit.
     drop: tuple = field(default=())
+    # (dtype, n, rng) -> array (arity, n): the points of a function whose arguments are
+    # not independent (betainc's x in [0, 1], often near the mean a / (a + b)).
+    sampler: Callable | None = None
 
 
 def within_bound(case, dtype, values):
@@ -396,6 +399,37 @@ CASES = [
     Case("gammau", pt.gammau, real(_gammau), _IGAMMA_DOMAIN, edges=_IGAMMA_EDGES, bound=_IGAMMA_BOUND, arity=2),
 ]  # fmt: skip
 
+
+
+def _betainc(a, b, x):
+    if not (a > 0 and b > 0 and 0 <= x <= 1) or mpmath.isinf(a) or mpmath.isinf(b):
+        return mpmath.mpf("nan")
+    return mpmath.betainc(a, b, 0, x, regularized=True)
+
+
+def _betainc_points(dtype, n, rng):
+    """(a, b, x): a and b log-uniform in [1e-3, 3e3] (a quarter of them integers, as in the
+    Binomial CDF), x uniform in [0, 1], near the mean a / (a + b) (where the continued
+    fraction is slowest and swaps) or log-uniform down to 1e-30."""
+    k = n // 4
+    # (mpmath's betainc gives up, nan, at a = b = 1e4.)
+    a = 10.0 ** rng.uniform(-3, 3.5, n)
+    b = 10.0 ** rng.uniform(-3, 3.5, n)
+    a[:k] = np.ceil(a[:k])
+    b[:k] = np.ceil(b[:k])
+    x = rng.uniform(0, 1, n)
+    mean = a / (a + b)
+    x[k : 2 * k] = np.clip(mean[k : 2 * k] * (1 + rng.normal(0, 0.1, k)), 0, 1)
+    x[2 * k : 3 * k] = 10.0 ** rng.uniform(-30, 0, k)
+    return np.stack([a, b, x])
+
+
+CASES.append(
+    Case("betainc", pt.betainc, real(_betainc), (), arity=3, sampler=_betainc_points,
+         edges=(1.0, 1.0, 0.5, 2.0, 3.0, 0.0, 2.0, 3.0, 1.0, 0.5, 0.5, 0.5, 1e-3, 1e-3, 0.999, 5.0, 0.5, 0.9999,
+                1e3, 1e3, 0.5, 1e3, 1e3, 0.49, 3.5, 0.5, 0.875, 1e-300, 1.0, 0.5))
+)  # fmt: skip
+
 BY_NAME = {c.name: c for c in CASES}
 
 
@@ -411,6 +445,10 @@ def points(case, dtype, n, rng):
     """About `n` points for `case` in `dtype`: random points from each piece of its domain,
     then the dtype's edge values and the case's own edges. For a case of two arguments,
     shape (2, about n): each argument drawn so, independently, then the edge pairs."""
+    if case.sampler is not None:
+        edges = np.array(case.edges, dtype=np.float64).reshape(-1, case.arity).T
+        with np.errstate(over="ignore", under="ignore"):
+            return np.concatenate([case.sampler(dtype, n, rng), edges], axis=1).astype(dtype)
     if case.arity == 2:
         edges = np.array(case.edges, dtype=np.float64).T
         plain = Case(case.name, case.pytensor, case.mpmath, case.domain, bound=case.bound)

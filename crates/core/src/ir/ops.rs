@@ -271,6 +271,8 @@ pub enum ScalarOp {
     GammaU,
     /// `polygamma(n, x)`, n an integer per element.
     PolyGamma,
+    /// The regularized incomplete beta function `betainc(a, b, x)`.
+    BetaInc,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -412,6 +414,7 @@ impl ScalarOp {
             "GammaL" => GammaL,
             "GammaU" => GammaU,
             "PolyGamma" => PolyGamma,
+            "BetaInc" => BetaInc,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -645,7 +648,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
-    "PolyGamma",
+    "PolyGamma", "BetaInc",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, erf, exp_log, gamma, incomplete_gamma, polygamma, trig};
+use super::scalar_math::{bessel, beta, erf, exp_log, gamma, incomplete_gamma, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -269,6 +269,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::GammaU => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammau)?,
         // The integer order converted to the float type (exact up to 2^24).
         ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
+        ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1107,6 +1108,18 @@ fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> 
 fn own_math2(b: &mut Block, x: &Scalar, y: &Scalar, out: DType, f: fn(&mut Block, &Value, &Value) -> Value) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &[x, y], out)?;
     let r = f(b, &args[0], &args[1]);
+    Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// `own_math` for a function of three arguments (betainc), all converted to the output dtype.
+fn own_math3(
+    b: &mut Block,
+    xs: [&Scalar; 3],
+    out: DType,
+    f: fn(&mut Block, &Value, &Value, &Value) -> Value,
+) -> Result<Value, String> {
+    let (args, ty, work) = own_math_args(b, &xs, out)?;
+    let r = f(b, &args[0], &args[1], &args[2]);
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 

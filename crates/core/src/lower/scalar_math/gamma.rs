@@ -297,6 +297,16 @@ fn negative(f: &mut F, x: &Value) -> Value {
     f.cmp(CmpF::Olt, x, &zero)
 }
 
+/// Stirling's correction mu(a) = lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2) for
+/// a >= 10: the tail of lgamma below, P(1/a^2)/a (small: at most 1/120 there).
+pub(super) fn stirling_correction(f: &mut F, a: &Value) -> Value {
+    let one = f.c(1.0);
+    let inv = f.div(&one, a);
+    let t = f.mul(&inv, &inv);
+    let p = poly(f, &LGAMMA_TAIL, &t);
+    f.mul(&p, &inv)
+}
+
 /// lgamma(a) for a > 0 (inf and nan go through).
 pub(super) fn lgamma_positive(f: &mut F, a: &Value) -> Value {
     let half = f.c(0.5);
