@@ -433,24 +433,34 @@ fn j_large(f: &mut F, a: &Value, n: u32, modulus: &[f64], phase: &[f64]) -> Valu
     f.sel(&at_inf, &zero, &r)
 }
 
+/// A small-argument kernel of J0 or J1: `coefficients` in u = 2a/X - 1, over [0, X].
+fn poly_below_x(f: &mut F, a: &Value, coefficients: &[f64]) -> Value {
+    let scale = f.c(2.0 / X);
+    let one = f.c(1.0);
+    let minus_one = f.neg(&one);
+    let u = f.fma(a, &scale, &minus_one);
+    poly(f, coefficients, &u)
+}
+
+/// `small` for a <= X, else `large`.
+fn below_x_or(f: &mut F, a: &Value, small: &Value, large: &Value) -> Value {
+    let big = f.c(X);
+    let is_small = f.cmp(CmpF::Ole, a, &big);
+    f.sel(&is_small, small, large)
+}
+
 /// J0(|x|).
 pub fn j0(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let a = f.abs(x);
-    let scale = f.c(2.0 / X);
-    let one = f.c(1.0);
-    let minus_one = f.neg(&one);
-    let u = f.fma(&a, &scale, &minus_one);
-    let p = poly(f, &J0_SMALL, &u);
+    let p = poly_below_x(f, &a, &J0_SMALL);
     let d1 = minus_zero(f, &a, J0_Z1);
     let d2 = minus_zero(f, &a, J0_Z2);
     let d = f.mul(&d1, &d2);
     let s = f.mul(&d, &p);
     let l = j_large(f, &a, 0, &J0_MOD, &J0_PHASE);
-    let big = f.c(X);
-    let is_small = f.cmp(CmpF::Ole, &a, &big);
-    let r = f.sel(&is_small, &s, &l);
+    let r = below_x_or(f, &a, &s, &l);
     f.keep_nan(x, &r)
 }
 
@@ -459,11 +469,7 @@ pub fn j1(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let a = f.abs(x);
-    let scale = f.c(2.0 / X);
-    let one = f.c(1.0);
-    let minus_one = f.neg(&one);
-    let u = f.fma(&a, &scale, &minus_one);
-    let p = poly(f, &J1_SMALL, &u);
+    let p = poly_below_x(f, &a, &J1_SMALL);
     let d1 = minus_zero(f, &a, J1_Z1);
     let dp = f.mul(&d1, &p);
     let s = f.mul(&a, &dp);
@@ -477,10 +483,9 @@ pub fn j1(b: &mut Block, x: &Value) -> Value {
     let is_tiny = f.cmp(CmpF::Olt, &a, &tiny);
     let s = f.sel(&is_tiny, &tie_down, &s);
     let l = j_large(f, &a, 1, &J1_MOD, &J1_PHASE);
-    let big = f.c(X);
-    let is_small = f.cmp(CmpF::Ole, &a, &big);
-    let r = f.sel(&is_small, &s, &l);
+    let r = below_x_or(f, &a, &s, &l);
     // J1 changes sign: times sign(x) (-1 for -0.0, so J1(-0.0) = -0.0).
+    let one = f.c(1.0);
     let sign = f.copysign(&one, x);
     let r = f.mul(&r, &sign);
     f.keep_nan(x, &r)
