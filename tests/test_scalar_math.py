@@ -334,12 +334,13 @@ def test_trig_compiles_for_metal_and_cuda():
 
 
 VULKAN_DEVICES, WHY_NO_VULKAN = vulkan_devices()
-
-
-@pytest.mark.skipif(
+needs_vulkan = pytest.mark.skipif(
     not VULKAN_DEVICES,
     reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
 )
+
+
+@needs_vulkan
 def test_float32_formulation_on_vulkan():
     """On Vulkan f32 math stays f32 (the f32 versions of exp_log.rs, on the device's exp
     and log, and of trig.rs, on the device's fma, division and sqrt): results within 1e-4 relative of the CPU mode's on values whose results are
@@ -517,31 +518,36 @@ def scipy_errors(case, v, want, dtype):
     return ulp_errors(r, want, dtype)
 
 
+def measured(cases, dtype, n, rng, keep=None):
+    """Runs `cases` (accuracy_cases.Case) at `n` points each through the MLIR mode and the
+    C backend (one function each); yields per case: the points, our results, mpmath's,
+    our and the reference's ULP errors, and where we miss SPECIAL_MAX_ULP where scipy
+    meets it. `keep(case, dtype, points)` selects points first."""
+    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
+    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
+    f, ref = compile_both(inputs, outputs)
+    vals = [points(c, dtype, n, rng) for c in cases]
+    if keep is not None:
+        vals = [v[keep(c, dtype, v)] for c, v in zip(cases, vals)]
+    with np.errstate(all="ignore"):
+        got, c_got = f(*vals), ref(*vals)
+    for c, v, g, cg in zip(cases, vals, got, c_got):
+        want = exact(c.mpmath, v)
+        errors = ulp_errors(g, want, dtype)
+        scipy_ok = scipy_errors(c, v, want, dtype) <= SPECIAL_MAX_ULP
+        yield c, v, g, want, errors, ulp_errors(cg, want, dtype), scipy_ok & (errors > SPECIAL_MAX_ULP)
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_special_accuracy(dtype):
     """Each special function against mpmath on its whole domain (benchmarks/accuracy_cases.py):
     within 8 ULP wherever scipy is, and never a larger max error than the C backend's on the
     same points, except where lgamma's reflection cancels (x < 0 near its zeros) — there the
     error is bounded in absolute terms (4e-16 times the terms' size 1 + |lgamma(1 - x)|)."""
-    import pytensor
     import mpmath
 
-    rng = np.random.default_rng(17)
-    cases = [BY_NAME[k] for k in SPECIAL]
-    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
-    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
-    f = pytensor.function(inputs, outputs, mode=MLIR)
-    ref = pytensor.function(inputs, outputs, mode=C)
-    vals = [points(c, dtype, 1200, rng) for c in cases]
-    with np.errstate(all="ignore"):
-        got, c_got = f(*vals), ref(*vals)
     report = []
-    for c, v, g, cg in zip(cases, vals, got, c_got):
-        want = exact(c.mpmath, v)
-        errors = ulp_errors(g, want, dtype)
-        c_errors = ulp_errors(cg, want, dtype)
-        scipy_ok = scipy_errors(c, v, want, dtype) <= SPECIAL_MAX_ULP
-        bad = scipy_ok & (errors > SPECIAL_MAX_ULP)
+    for c, v, g, want, errors, c_errors, bad in measured([BY_NAME[k] for k in SPECIAL], dtype, 1200, np.random.default_rng(17)):
         if c.name == "gammaln" and dtype == "float64":
             # Absolute error against the terms of the reflection instead, for x < 0.
             scale = np.array([1 + abs(float(mpmath.loggamma(1 - mpmath.mpf(float(p))).real)) if p < 0 else 1 for p in v])
@@ -561,10 +567,7 @@ def test_special_accuracy(dtype):
     assert not report, "\n".join(report)
 
 
-@pytest.mark.skipif(
-    not VULKAN_DEVICES,
-    reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
-)
+@needs_vulkan
 def test_special_functions_float32_formulation_on_vulkan():
     """On Vulkan the special functions run in f32 on the device's exp and log: within 1e-4
     relative of the CPU mode's (f64-computed) results on values whose results are normal
@@ -694,24 +697,11 @@ def test_bessel_accuracy(dtype):
     """Each Bessel function against mpmath (benchmarks/accuracy_cases.py): within 8 ULP
     wherever scipy is, and never a larger max error than PyTensor's own mode (scipy, or
     C's libm for j0 and j1) on the same points."""
-    import pytensor
 
-    rng = np.random.default_rng(31)
-    cases = [BY_NAME[k] for k in BESSEL]
-    inputs = [pt.vector(c.name, dtype=dtype) for c in cases]
-    outputs = [c.pytensor(x) for c, x in zip(cases, inputs)]
-    f, ref = compile_both(inputs, outputs)
-    # Past their bound (j0, j1: the angle's reduction, as sin and cos) left out.
-    vals = [v[within_bound(c, dtype, v)] for c, v in ((c, points(c, dtype, 1000, rng)) for c in cases)]
-    with np.errstate(all="ignore"):
-        got, c_got = f(*vals), ref(*vals)
     report = []
-    for c, v, g, cg in zip(cases, vals, got, c_got):
-        want = exact(c.mpmath, v)
-        errors = ulp_errors(g, want, dtype)
-        c_errors = ulp_errors(cg, want, dtype)
-        scipy_ok = scipy_errors(c, v, want, dtype) <= SPECIAL_MAX_ULP
-        bad = scipy_ok & (errors > SPECIAL_MAX_ULP)
+    # Past their bound (j0, j1: the angle's reduction, as sin and cos) left out.
+    cases = [BY_NAME[k] for k in BESSEL]
+    for c, v, g, want, errors, c_errors, bad in measured(cases, dtype, 1000, np.random.default_rng(31), within_bound):
         if bad.any():
             i = int(np.argmax(np.where(bad, errors, -1)))
             report.append(f"{c.name}: {errors[i]:.3g} ULP at {v[i]!r} (got {g[i]!r}; scipy within {SPECIAL_MAX_ULP})")
@@ -732,10 +722,7 @@ def test_bessel_of_real_order_refused_by_name():
             pytensor.function([v, x], fn(v, x), mode=MLIR)
 
 
-@pytest.mark.skipif(
-    not VULKAN_DEVICES,
-    reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'}); install mesa-vulkan-drivers and libvulkan1",
-)
+@needs_vulkan
 def test_bessel_float32_formulation_on_vulkan():
     """On Vulkan the Bessel functions run in f32 on the device's exp: within 1e-5 relative
     of the CPU mode's (f64-computed) results, or 1e-6 absolute for j0 and j1 (near their
