@@ -170,12 +170,41 @@ impl CompiledFunction {
     /// Runs the function; returns one numpy array per graph output.
     #[pyo3(signature = (*args))]
     fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyList>> {
-        let l = &self.lowered;
-        if args.len() != l.inputs.len() {
-            return Err(PyTypeError::new_err(format!("expected {} inputs, got {}", l.inputs.len(), args.len())));
+        if args.len() != self.lowered.inputs.len() {
+            return Err(PyTypeError::new_err(format!("expected {} inputs, got {}", self.lowered.inputs.len(), args.len())));
         }
-        let mut inputs = Vec::with_capacity(args.len());
-        for (i, arg) in args.iter().enumerate() {
+        PyList::new(py, self.run(py, args.iter())?)
+    }
+
+    /// Runs the function on the values in PyTensor's storage cells (one-element lists):
+    /// reads `inputs[i][0]`, writes each result into `outputs[j][0]` and returns the
+    /// results as a list. This is the whole of the linker's thunk, so that a call crosses
+    /// from Python into Rust once.
+    fn run_cells<'py>(&self, py: Python<'py>, inputs: &Bound<'py, PyList>, outputs: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
+        if inputs.len() != self.lowered.inputs.len() || outputs.len() != self.lowered.outputs.len() {
+            return Err(PyTypeError::new_err(format!(
+                "expected {} input and {} output cells, got {} and {}",
+                self.lowered.inputs.len(),
+                self.lowered.outputs.len(),
+                inputs.len(),
+                outputs.len()
+            )));
+        }
+        let values = inputs.iter().map(|cell| cell.get_item(0)).collect::<PyResult<Vec<_>>>()?;
+        let results = self.run(py, values.into_iter())?;
+        for (cell, result) in outputs.iter().zip(&results) {
+            cell.set_item(0, result)?;
+        }
+        PyList::new(py, results)
+    }
+}
+
+impl CompiledFunction {
+    /// Runs the function on one value per graph input; one numpy array per graph output.
+    fn run<'py>(&self, py: Python<'py>, args: impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let l = &self.lowered;
+        let mut inputs = Vec::with_capacity(l.inputs.len());
+        for (i, arg) in args.enumerate() {
             inputs.push(Input::new(py, &arg, &l.inputs[i], self.input_descrs[i].bind(py), &l.input_names[i])?);
         }
         let shapes: Vec<&[usize]> = inputs.iter().map(Input::shape).collect();
@@ -197,6 +226,6 @@ impl CompiledFunction {
             .zip(&self.result_descrs)
             .map(|(r, d)| result_array(py, r, d.bind(py)))
             .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, l.outputs.iter().map(|&i| arrays[i].clone()))
+        Ok(l.outputs.iter().map(|&i| arrays[i].clone()).collect())
     }
 }
