@@ -50,6 +50,7 @@ LLVM_CPU_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
+    "--iree-llvmcpu-reassociate-fp-reductions=true",
     "--iree-input-demote-f64-to-f32=false",
     "--iree-input-demote-i64-to-i32=false",
     "--iree-vm-target-truncate-unsupported-floats=false",

@@ -297,6 +297,24 @@ fn negative(f: &mut F, x: &Value) -> Value {
     f.cmp(CmpF::Olt, x, &zero)
 }
 
+/// The reflection of lgamma, psi and trigamma: (x < 0, the argument their kernel for
+/// positive arguments takes: 1 - x there, x elsewhere).
+fn reflected(f: &mut F, x: &Value) -> (Value, Value) {
+    let one = f.c(1.0);
+    let neg = negative(f, x);
+    let reflected = f.sub(&one, x);
+    let arg = f.sel(&neg, &reflected, x);
+    (neg, arg)
+}
+
+/// `r` with +inf at the poles (0, the negative integers, -inf) and nan kept.
+fn inf_at_poles(f: &mut F, x: &Value, r: &Value) -> Value {
+    let inf = f.c(f64::INFINITY);
+    let pole = non_positive_integer(f, x);
+    let r = f.sel(&pole, &inf, r);
+    f.keep_nan(x, &r)
+}
+
 /// Stirling's correction mu(a) = lgamma(a) - ((a - 1/2) log a - a + log(2 pi)/2) for
 /// a >= 10: the tail of lgamma below, P(1/a^2)/a (small: at most 1/120 there).
 pub(super) fn stirling_correction(f: &mut F, a: &Value) -> Value {
@@ -385,10 +403,7 @@ pub(super) fn lgamma1p(f: &mut F, a: &Value) -> Value {
 pub fn gammaln(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
-    let one = f.c(1.0);
-    let neg = negative(f, x);
-    let reflected = f.sub(&one, x);
-    let arg = f.sel(&neg, &reflected, x);
+    let (neg, arg) = reflected(f, x);
     let l = lgamma_positive(f, &arg);
     let (s, _) = sin_cos_pi(f, x);
     let pi = f.c(std::f64::consts::PI);
@@ -402,13 +417,10 @@ pub fn gammaln(b: &mut Block, x: &Value) -> Value {
     let minus_log = f.neg(&log_ax);
     let tiny = is_tiny(f, x);
     let r = f.sel(&tiny, &minus_log, &r);
-    let inf = f.c(f64::INFINITY);
-    let pole = non_positive_integer(f, x);
-    let r = f.sel(&pole, &inf, &r);
     // +0.0 at 1 and 2 (t P(t) is -0.0 at t = 0 where P < 0), as C's lgamma.
     let zero = f.c(0.0);
     let r = f.add(&r, &zero);
-    f.keep_nan(x, &r)
+    inf_at_poles(f, x, &r)
 }
 
 /// (psi(a) for a > 0, psi(a + 1) for a < 1): below 2 from the fit around the root, whose
@@ -483,9 +495,7 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
-    let neg = negative(f, x);
-    let reflected = f.sub(&one, x);
-    let arg = f.sel(&neg, &reflected, x);
+    let (neg, arg) = reflected(f, x);
     let p = psi_positive(f, &arg);
     let (s, c) = sin_cos_pi(f, x);
     let pi = f.c(std::f64::consts::PI);
@@ -499,10 +509,7 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let tiny = is_tiny(f, x);
     let tiny_negative = and(f, &tiny, &neg);
     let r = f.sel(&tiny_negative, &minus_inv, &r);
-    let inf = f.c(f64::INFINITY);
-    let pole = non_positive_integer(f, x);
-    let r = f.sel(&pole, &inf, &r);
-    f.keep_nan(x, &r)
+    inf_at_poles(f, x, &r)
 }
 
 /// trigamma(a) for a > 0: sum of 1/(a+k)^2 while a + k < 10, then the asymptotic
@@ -534,10 +541,7 @@ fn trigamma_positive(f: &mut F, a: &Value) -> Value {
 pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
-    let one = f.c(1.0);
-    let neg = negative(f, x);
-    let reflected = f.sub(&one, x);
-    let arg = f.sel(&neg, &reflected, x);
+    let (neg, arg) = reflected(f, x);
     let p = trigamma_positive(f, &arg);
     let (s, _) = sin_cos_pi(f, x);
     let pi = f.c(std::f64::consts::PI);
@@ -545,10 +549,7 @@ pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
     let q2 = f.mul(&q, &q);
     let refl = f.sub(&q2, &p);
     let r = f.sel(&neg, &refl, &p);
-    let inf = f.c(f64::INFINITY);
-    let pole = non_positive_integer(f, x);
-    let r = f.sel(&pole, &inf, &r);
-    f.keep_nan(x, &r)
+    inf_at_poles(f, x, &r)
 }
 
 pub fn gamma(b: &mut Block, x: &Value) -> Value {

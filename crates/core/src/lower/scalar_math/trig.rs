@@ -214,24 +214,27 @@ fn keep_tiny(f: &mut F, x: &Value, r: &Value) -> Value {
     f.sel(&is_tiny, x, r)
 }
 
-pub fn sin(b: &mut Block, x: &Value) -> Value {
-    let mut f = F::new(b, x);
-    let (hi, lo, q) = reduce(&mut f, x);
-    let s = sin_kernel(&mut f, &hi, &lo);
-    let c = cos_kernel(&mut f, &hi, &lo);
+/// The quadrant q of x and the sine and cosine of its reduced argument with their
+/// negations, (q, [s, c, -s, -c]), from which sin and cos pick by quadrant.
+fn reduced_sin_cos(f: &mut F, x: &Value) -> (Value, [Value; 4]) {
+    let (hi, lo, q) = reduce(f, x);
+    let s = sin_kernel(f, &hi, &lo);
+    let c = cos_kernel(f, &hi, &lo);
     let ms = f.neg(&s);
     let mc = f.neg(&c);
+    (q, [s, c, ms, mc])
+}
+
+pub fn sin(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let (q, [s, c, ms, mc]) = reduced_sin_cos(&mut f, x);
     let r = by_quadrant(&mut f, &q, [&s, &c, &ms, &mc]);
     keep_tiny(&mut f, x, &r)
 }
 
 pub fn cos(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
-    let (hi, lo, q) = reduce(&mut f, x);
-    let s = sin_kernel(&mut f, &hi, &lo);
-    let c = cos_kernel(&mut f, &hi, &lo);
-    let ms = f.neg(&s);
-    let mc = f.neg(&c);
+    let (q, [s, c, ms, mc]) = reduced_sin_cos(&mut f, x);
     // q is nan for nan and infinite x; c (its pick) is then nan too.
     by_quadrant(&mut f, &q, [&c, &ms, &mc, &s])
 }
