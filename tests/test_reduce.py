@@ -300,3 +300,32 @@ def test_long_folds_in_chunks_of_128_with_a_tail():
         # Chunked float sums round differently from the C backend's sequential ones.
         for name, g, w in zip(names, got, want):
             assert_same(g, w, rtol=1e-12 if g.dtype == np.float64 else None, err_msg=name)
+
+
+def test_float_sums_over_leading_or_trailing_axes_as_contractions():
+    # Float sums over leading or trailing axes are lowered as a contraction with a vector of
+    # ones (lower/reduce.rs `sum_as_contraction`): several kept axes (reshaped back), static
+    # and dynamic extents around the cut-off of 16, float32 accumulated in float64, nan and
+    # infinities, empty axes; a middle axis takes the plain fold.
+    x = pt.tensor4("x")
+    h = pt.tensor3("h", dtype="float32")
+    s = pt.tensor("s", shape=(3, 15, 16), dtype="float64")
+    outputs = [
+        x.sum(), x.sum(axis=0), x.sum(axis=(0, 1)), x.sum(axis=(0, 1, 2)), x.sum(axis=3), x.sum(axis=(2, 3)),
+        x.sum(axis=(1, 2, 3)), x.sum(axis=1), x.mean(axis=(0, 1)),
+        h.sum(axis=2), h.sum(axis=0), pt.sum(h, axis=(1, 2), acc_dtype="float64"), pt.sum(h, dtype="float64"),
+        s.sum(axis=2), s.sum(axis=(1, 2)), s.sum(axis=0), s.sum(axis=(0, 1)),
+    ]
+    rng = np.random.default_rng(11)
+    cases = []
+    for shape in [(2, 3, 4, 50), (1, 1, 1, 1), (40, 2, 3, 1), (0, 3, 2, 5), (2, 3, 4, 0), (3, 17, 2, 16)]:
+        v = rng.standard_normal(shape)
+        if v.size > 8:
+            v.flat[3] = np.nan
+            v.flat[5] = np.inf
+            v.flat[7] = -np.inf
+        cases.append([v, rng.standard_normal(shape[1:]).astype("float32"), rng.standard_normal((3, 15, 16))])
+    # The order of the additions differs from the C backend's sequential one.
+    f = run_both([x, h, s], outputs, cases, rtol=1e-12)
+    mlir = pytensor_mlir.get_mlir(f)
+    assert all(op in mlir for op in ("linalg.dot", "linalg.matvec", "linalg.vecmat"))

