@@ -479,43 +479,54 @@ pub fn softmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<i64>, 
     let x = cx.value(b, input)?;
     let x = elemwise::cast(b, &x, &x_ty, out_ty.dtype)?;
     let dtype = out_ty.dtype;
-    let ty = scalar::storage_type(dtype);
     let reduced_ty = TensorType {
         dtype,
         shape: kept_axes.iter().map(|&a| out_ty.shape[a]).collect(),
     };
     let max = fold(b, Reduction::Max, &x, dtype, &axes, &reduced_ty);
 
-    let sum_empty = empty_like(b, &reduced_ty, &x, &kept_axes);
-    let zero = b.constant_f64(0.0, ty);
-    let sum_init = b.linalg_fill(&zero, &sum_empty);
     let reduced_map = kept_map(ndim, &axes);
-    let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map.clone()];
-    let sum = b.linalg_generic(&[x.clone(), max.clone()], &[sum_init], &maps, &iterators(ndim, &axes), |body, args| {
-        let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
-        let e = body.math(MathUnary::Exp, &shifted);
-        Ok::<_, String>(vec![body.arith(Arith::AddF, &args[2], &e)])
-    })?;
-
-    let out_empty = empty_like(b, &out_ty, &x, &(0..ndim).collect::<Vec<_>>());
-    let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map, AffineMap::identity(ndim)];
-    let r = b.linalg_generic(
-        &[x.clone(), max, sum[0].clone()],
-        &[out_empty],
-        &maps,
-        &vec![IteratorType::Parallel; ndim],
-        |body, args| {
+    let all = (0..ndim).collect::<Vec<_>>();
+    let parallel = vec![IteratorType::Parallel; ndim];
+    let out_empty = empty_like(b, &out_ty, &x, &all);
+    let r = if log {
+        // (x - max) - log(sum(exp(x - max))): the exps are only summed, in the fold that
+        // computes them.
+        let sum_empty = empty_like(b, &reduced_ty, &x, &kept_axes);
+        let zero = b.constant_f64(0.0, scalar::storage_type(dtype));
+        let sum_init = b.linalg_fill(&zero, &sum_empty);
+        let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map.clone()];
+        let sum = b.linalg_generic(&[x.clone(), max.clone()], &[sum_init], &maps, &iterators(ndim, &axes), |body, args| {
             let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
-            let y = if log {
-                let log_sum = body.math(MathUnary::Log, &args[2]);
-                body.arith(Arith::SubF, &shifted, &log_sum)
-            } else {
-                let e = body.math(MathUnary::Exp, &shifted);
-                body.arith(Arith::DivF, &e, &args[2])
-            };
-            Ok::<_, String>(vec![y])
-        },
-    )?;
+            let e = body.math(MathUnary::Exp, &shifted);
+            Ok::<_, String>(vec![body.arith(Arith::AddF, &args[2], &e)])
+        })?;
+        let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map, AffineMap::identity(ndim)];
+        b.linalg_generic(&[x.clone(), max, sum[0].clone()], &[out_empty], &maps, &parallel, |body, args| {
+            let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
+            let log_sum = body.math(MathUnary::Log, &args[2]);
+            Ok::<_, String>(vec![body.arith(Arith::SubF, &shifted, &log_sum)])
+        })?
+    } else {
+        // exp(x - max) computed once and divided by its sum, a contraction where the axes
+        // allow (vectorized, see `sum_as_contraction`): the exps cost more than the extra
+        // pass over them.
+        let e_empty = empty_like(b, &out_ty, &x, &all);
+        let maps = [AffineMap::identity(ndim), reduced_map.clone(), AffineMap::identity(ndim)];
+        let e = b.linalg_generic(&[x.clone(), max], &[e_empty], &maps, &parallel, |body, args| {
+            let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
+            Ok::<_, String>(vec![body.math(MathUnary::Exp, &shifted)])
+        })?;
+        let e = e[0].clone();
+        let sum = match sum_as_contraction(b, Reduction::Sum, &e, dtype, &axes, &reduced_ty) {
+            Some(sum) => sum,
+            None => fold(b, Reduction::Sum, &e, dtype, &axes, &reduced_ty),
+        };
+        let maps = [AffineMap::identity(ndim), reduced_map, AffineMap::identity(ndim)];
+        b.linalg_generic(&[e, sum], &[out_empty], &maps, &parallel, |body, args| {
+            Ok::<_, String>(vec![body.arith(Arith::DivF, &args[0], &args[1])])
+        })?
+    };
     let dims: Vec<Dim> = cx.dims(input);
     cx.define(output, r[0].clone(), dims);
     Ok(())
