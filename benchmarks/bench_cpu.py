@@ -51,6 +51,7 @@ LLVM_CPU_FLAGS = [
     "--iree-hal-local-target-device-backends=llvm-cpu",
     "--iree-llvmcpu-target-cpu=host",
     "--iree-llvmcpu-reassociate-fp-reductions=true",
+    "--iree-llvmcpu-vector-pproc-strategy=peel",
     "--iree-input-demote-f64-to-f32=false",
     "--iree-input-demote-i64-to-i32=false",
     "--iree-vm-target-truncate-unsupported-floats=false",

@@ -68,7 +68,14 @@ impl Compiler {
     /// IREE allows one compiler library per process: a second call with the same path
     /// shares it; one with another path fails.
     pub fn load(library_path: &Path) -> Result<Compiler, CompileError> {
-        let inner = eerie::compiler::Compiler::with_library(library_path)?;
+        let mut inner = eerie::compiler::Compiler::with_library(library_path)?;
+        // The options that a session does not take (see `PROCESS_FLAGS`), set once for the
+        // process; a second load of the shared library finds them set already.
+        let argv = std::iter::once("pytensor-mlir".to_string()).chain(PROCESS_FLAGS.iter().map(|f| f.to_string())).collect();
+        match inner.setup_global_cl(argv) {
+            Ok(_) | Err(eerie::compiler::CompilerError::GlobalCLAlreadySet) => {}
+            Err(error) => return Err(error.into()),
+        }
         let revision = inner.get_revision()?;
         Ok(Compiler { inner, revision })
     }
@@ -86,9 +93,18 @@ impl Compiler {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         INVOCATIONS.fetch_add(1, Ordering::Relaxed);
-        Ok(self.inner.compile_str(mlir, flags)?)
+        // Process-wide options are in effect already; a session would refuse them.
+        let session_flags: Vec<String> = flags.iter().filter(|f| !PROCESS_FLAGS.contains(&f.as_str())).cloned().collect();
+        Ok(self.inner.compile_str(mlir, &session_flags)?)
     }
 }
+
+/// Compiler options that IREE registers as process-wide LLVM options, which a compiler
+/// session refuses ("option not found"): set once when the library is loaded (they apply
+/// to every compile in the process), and still listed in a target's flags so that cache
+/// keys, `CompiledFunction.flags` and dumps say what the code was compiled with (and
+/// `iree-compile` takes them as they are).
+pub const PROCESS_FLAGS: &[&str] = &["--iree-llvmcpu-vector-pproc-strategy=peel"];
 
 /// Flags that compile for the CPU this process runs on: [`crate::Target::LlvmCpu`]'s.
 pub fn llvm_cpu_flags() -> Vec<String> {
