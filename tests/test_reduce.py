@@ -268,10 +268,10 @@ def test_one_compile_serves_every_shape():
     assert pytensor_mlir.compiler_invocations() == before
 
 
-def test_long_folds_in_chunks_of_128_with_a_tail():
-    # Folds over trailing axes run in chunks of 128 plus a tail (lower/reduce.rs): lengths
-    # around the chunk size, kept dims, several trailing axes, static extents, every fold.
-    # (Empty folds: the tests above.)
+def test_long_folds_over_trailing_axes():
+    # Long folds over trailing axes, whose vector loops IREE peels (lengths around multiples
+    # of the vector width and far beyond), kept dims, several trailing axes, static extents,
+    # every fold. (Empty folds: the tests above.)
     x = pt.matrix("x")
     t = pt.tensor3("t")
     i = pt.matrix("i", dtype="int8")
@@ -297,7 +297,7 @@ def test_long_folds_in_chunks_of_128_with_a_tail():
     for values in cases:
         got, want = f(*values), ref(*values)
         names = [f"output {k} at shapes {[np.shape(v) for v in values]}" for k in range(len(outputs))]
-        # Chunked float sums round differently from the C backend's sequential ones.
+        # Vectorized float sums round differently from the C backend's sequential ones.
         for name, g, w in zip(names, got, want):
             assert_same(g, w, rtol=1e-12 if g.dtype == np.float64 else None, err_msg=name)
 

@@ -151,101 +151,9 @@ fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) ->
 /// Folds `x` (of `x_dtype`) over `axes` into a tensor of `acc` (the kept dims), each
 /// element converted to `acc.dtype` first.
 fn fold(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Value {
-    if let Some(folded) = fold_in_chunks(b, r, x, x_dtype, axes, acc) {
-        return folded;
-    }
     let ndim = x.tensor().rank();
     let init = filled_like(b, r, acc, x, &kept(ndim, axes));
     fold_into(b, r, x, x_dtype, axes, init, acc.dtype)
-}
-
-/// The length of the chunks a long fold over trailing axes is cut into (see
-/// [`fold_in_chunks`]); 128 was the fastest of 16..128 for a 1e7-element f64 sum.
-const CHUNK: u64 = 128;
-
-/// A fold over the trailing axes in chunks: each run of `CHUNK` elements folded on its
-/// own, those partial results folded, and the last `n mod CHUNK` elements folded apart and
-/// combined with them. IREE 3.13 compiles a fold of dynamic length into masked 4-lane
-/// loads each reduced to one scalar accumulator, a dependent chain (a 1e7-element sum,
-/// f64 or i64: 3x numpy's time); a fold of static length 128 it vectorizes into a tree
-/// (for floats with `--iree-llvmcpu-reassociate-fp-reductions`, which the CPU target
-/// sets), and the dynamic fold is left with 1/128 of the elements. Float sums and products
-/// are thereby reassociated, as numpy's pairwise sum is; every other fold is exact in any
-/// order. `None` where it does not apply: other axes, or a static extent too short to gain.
-fn fold_in_chunks(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
-    let t = x.tensor().clone();
-    let ndim = t.rank();
-    let p = ndim.checked_sub(axes.len())?;
-    if axes.is_empty() || !axes.iter().copied().eq(p..ndim) {
-        return None;
-    }
-    if axes.iter().try_fold(1u64, |n, &a| t.shape[a].map(|d| n * d)).is_some_and(|n| n < 2 * CHUNK) {
-        return None;
-    }
-    let single = |d: usize| vec![d];
-    // x as (kept..., n), n the reduced extent.
-    let mut groups: Vec<Vec<usize>> = (0..p).map(single).collect();
-    groups.push((p..ndim).collect());
-    let xc = if axes.len() == 1 { x.clone() } else { b.tensor_collapse(x, &groups) };
-    let kept_sizes: Vec<IndexArg> = (0..p)
-        .map(|d| match t.shape[d] {
-            Some(n) => IndexArg::Const(n as i64),
-            None => IndexArg::Dyn(b.tensor_dim(x, d)),
-        })
-        .collect();
-    let n = b.tensor_dim(&xc, p);
-    let chunk = b.constant_index(CHUNK as i64);
-    let chunks = b.arith(Arith::DivUI, &n, &chunk);
-    let head_len = b.arith(Arith::MulI, &chunks, &chunk);
-    let tail_len = b.arith(Arith::SubI, &n, &head_len);
-    let with = |last: IndexArg| kept_sizes.iter().cloned().chain([last]).collect::<Vec<_>>();
-    let zeros = vec![IndexArg::Const(0); p + 1];
-    let tail_offsets: Vec<IndexArg> = zeros[..p].iter().cloned().chain([IndexArg::Dyn(head_len)]).collect();
-    let tail = b.tensor_extract_slice(&xc, &tail_offsets, &with(IndexArg::Dyn(tail_len)));
-    // The head folded chunk by chunk: iterations (kept..., chunk, i) read element
-    // `chunk * CHUNK + i` of x's reduced dim. (A slice of x reshaped to (chunks, CHUNK)
-    // instead is copied whole by IREE 3.13.) The shape operand, never read, gives the
-    // iteration over `i` its static extent.
-    let chunk_shape = b.tensor_empty(crate::mlir::TensorType::new(vec![Some(CHUNK)], ScalarType::I8), &[]);
-    let partials_ty = TensorType { dtype: acc.dtype, shape: t.shape[..p].iter().copied().chain([None]).collect() };
-    let partials_sizes: Vec<Value> = kept_sizes
-        .iter()
-        .filter_map(|s| match s {
-            IndexArg::Dyn(v) => Some(v.clone()),
-            IndexArg::Const(_) => None,
-        })
-        .chain([chunks])
-        .collect();
-    let partials_empty = b.tensor_empty(tensor_type(&partials_ty), &partials_sizes);
-    let init_value = identity(b, r, acc.dtype);
-    let partials_init = b.linalg_fill(&init_value, &partials_empty);
-    let dims = p + 2;
-    let kept_dims = (0..p).map(AffineExpr::Dim);
-    let maps = [
-        AffineMap { dims, results: kept_dims.clone().chain([AffineExpr::Chunked { outer: p, stride: CHUNK as i64, inner: p + 1 }]).collect() },
-        AffineMap { dims, results: vec![AffineExpr::Dim(p + 1)] },
-        AffineMap { dims, results: kept_dims.chain([AffineExpr::Dim(p)]).collect() },
-    ];
-    let mut iterators = vec![IteratorType::Parallel; p + 1];
-    iterators.push(IteratorType::Reduction);
-    let partials = b.linalg_generic(&[xc, chunk_shape], &[partials_init], &maps, &iterators, |body, args| {
-        let element = load(body, &args[0], x_dtype);
-        let element = store(body, &element, acc.dtype);
-        Ok::<_, String>(vec![combine(body, r, acc.dtype, &args[2], &element)])
-    });
-    let partials = partials.expect("the reduction body cannot fail").remove(0);
-    let kept_axes: Vec<usize> = (0..p).collect();
-    let merged_init = filled_like(b, r, acc, x, &kept_axes);
-    let merged = fold_into(b, r, &partials, acc.dtype, &[p], merged_init, acc.dtype);
-    // The tail folded on its own and combined elementwise: folding it into `merged` (two
-    // folds into one accumulator) makes a dispatch IREE 3.13 cannot distribute.
-    let tail_init = filled_like(b, r, acc, x, &kept_axes);
-    let tail = fold_into(b, r, &tail, x_dtype, &[p], tail_init, acc.dtype);
-    let maps = vec![AffineMap::identity(p); 3];
-    let combined = b.linalg_generic(&[merged, tail.clone()], &[tail], &maps, &vec![IteratorType::Parallel; p], |body, args| {
-        Ok::<_, String>(vec![combine(body, r, acc.dtype, &args[0], &args[1])])
-    });
-    Some(combined.expect("combining cannot fail").remove(0))
 }
 
 /// Reduced extents below this (static) stay plain folds: a contraction gains nothing there.
@@ -254,8 +162,7 @@ const CONTRACTION_MIN: u64 = 16;
 /// A float sum over leading or trailing axes as a contraction with a vector of ones: `x`
 /// as a matrix, its trailing axes summed by a matrix-vector product, its leading ones by a
 /// vector-matrix product, all of them by a dot. IREE 3.13 vectorizes contractions with
-/// lane-wise accumulators, where it compiles a float fold as an in-order chain (see
-/// [`fold_in_chunks`]), and fuses the fill of ones into the dispatch. Measured through our
+/// lane-wise accumulators and fuses the fill of ones into the dispatch. Measured through our
 /// runtime (f64, aligned input, process time): 1e7-element sum 8.7 -> 4.0 ms; a
 /// (1000, 10000) matrix over its last axis 6.4 -> 3.5 ms, over its first 26 -> 6 ms. `x * 1`
 /// is `x` exactly, so only the order of the additions changes (as numpy's pairwise sum

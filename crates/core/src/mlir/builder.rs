@@ -195,13 +195,11 @@ pub enum Contraction {
     BatchMatmul,
 }
 
-/// One result of an affine map: an iteration dim, a constant index, or `outer * stride +
-/// inner` (two iteration dims walking one dim in chunks of `stride`).
+/// One result of an affine map: an iteration dim or a constant index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AffineExpr {
     Dim(usize),
     Constant(i64),
-    Chunked { outer: usize, stride: i64, inner: usize },
 }
 
 /// `affine_map<(d0, ..) -> (..)>` over `dims` iteration dims.
@@ -224,7 +222,6 @@ impl AffineMap {
             .map(|r| match r {
                 AffineExpr::Dim(d) => format!("d{d}"),
                 AffineExpr::Constant(c) => c.to_string(),
-                AffineExpr::Chunked { outer, stride, inner } => format!("d{outer} * {stride} + d{inner}"),
             })
             .collect();
         write!(out, "affine_map<({}) -> ({})>", dims.join(", "), results.join(", ")).unwrap();
