@@ -201,9 +201,11 @@ const AMPERE_WGP: &str = "compute = fp64|fp32|fp16|int64|int32|int16|int8, stora
 /// The `iree-stream-resource-min-offset-alignment` flag says the same but is a global
 /// LLVM option, which the in-process compiler's session flags do not take (and it also
 /// packs results at 8-byte offsets); the module's `stream.resources` attribute is what
-/// Stream looks up for a dispatch's bindings. Only a binding offset IREE derives from a
-/// constant could claim more (that constant's alignment): none of the graphs tried has
-/// one on an input (IREE moves slices into the dispatches).
+/// Stream looks up for a dispatch's bindings. Stream's FuseDispatchBindings rebases every
+/// binding to offset 0 and passes the offsets as operands, so the bases claim exactly
+/// this and an offset's alignment is a fact about that integer: in the 245 modules the
+/// subtensor, shape, BLAS and graph tests compile, all 2186 binding assumptions are 8 and
+/// no aligned-only move has a memory operand off the stack.
 pub const CPU_BINDING_ALIGNMENT: usize = 8;
 
 /// No silent dtype changes: IREE 3.13 demotes f64 to f32 by default, and would truncate
