@@ -7,8 +7,9 @@
 //! module named `module`), and [`Module::call`] runs it on [`HostInput`]s, returning
 //! [`OutputBuffer`]s.
 //!
-//! Zero copy, both ways, on local CPU devices: inputs whose bytes start on a
-//! [`IMPORT_ALIGNMENT`] (64-byte) boundary are handed to IREE in place; results are IREE's
+//! Zero copy, both ways, on local CPU devices: inputs aligned as the module's code assumes
+//! ([`Module::with_input_alignment`]: IREE's 64 bytes by default, 8 for modules compiled
+//! from [`Target::module`] on the CPU) are handed to IREE in place; results are IREE's
 //! own buffers, mapped. A result that is an input returned as is gets copied, so no result
 //! ever aliases the caller's memory.
 //!

@@ -187,6 +187,27 @@ const AMPERE_WGP: &str = "compute = fp64|fp32|fp16|int64|int32|int16|int8, stora
      max_thread_count_per_workgroup = 1024, max_workgroup_memory_bytes = 166912, \
      max_workgroup_counts = [2147483647, 65535, 65535]";
 
+/// The alignment the llvm-cpu code assumes of every buffer it is handed (the binding
+/// base pointers). IREE's default is 64, its heap allocations' alignment: Stream annotates
+/// each dispatch binding with its resource config's `min_buffer_offset_alignment`
+/// (`stream.alignment`, AnnotateDispatchArguments), the HAL conversion makes that the
+/// subspan's `alignment(64)`, and codegen an `llvm.assume align 64` on the binding
+/// pointer, which lets LLVM pick aligned-only moves (vmovapd) that fault elsewhere. numpy's
+/// arrays are 16-byte aligned (their slices element-aligned), so with 64 every input was
+/// copied once per call. 8 is the largest element size (i64/f64): an array of any dtype
+/// aligned to it is imported in place, and the code assumes no more than its elements'
+/// own alignment, which LLVM's loads assume anyway.
+///
+/// The `iree-stream-resource-min-offset-alignment` flag says the same but is a global
+/// LLVM option, which the in-process compiler's session flags do not take (and it also
+/// packs results at 8-byte offsets); the module's `stream.resources` attribute is what
+/// Stream looks up for a dispatch's bindings. Stream's FuseDispatchBindings rebases every
+/// binding to offset 0 and passes the offsets as operands, so the bases claim exactly
+/// this and an offset's alignment is a fact about that integer: in the 245 modules the
+/// subtensor, shape, BLAS and graph tests compile, all 2186 binding assumptions are 8 and
+/// no aligned-only move has a memory operand off the stack.
+pub const CPU_BINDING_ALIGNMENT: usize = 8;
+
 /// No silent dtype changes: IREE 3.13 demotes f64 to f32 by default, and would truncate
 /// floats its VM target cannot hold; both are turned off (the latter then fails loudly).
 /// i64 demotion is off by default and pinned off here.
@@ -227,6 +248,17 @@ impl Target {
         match self {
             Target::LlvmCpu { driver } if driver == "local-sync" => ExecutionModel::Inline,
             _ => ExecutionModel::Hal,
+        }
+    }
+
+    /// The alignment the compiled code assumes of the host memory it is handed:
+    /// [`CPU_BINDING_ALIGNMENT`] on the CPU (see [`crate::Module::with_input_alignment`]);
+    /// other devices get their inputs copied into device buffers anyway, and keep IREE's
+    /// default.
+    pub fn input_alignment(&self) -> usize {
+        match self {
+            Target::LlvmCpu { .. } => CPU_BINDING_ALIGNMENT,
+            _ => crate::runtime::IMPORT_ALIGNMENT,
         }
     }
 
@@ -316,12 +348,26 @@ impl Target {
     }
 
     /// The module to compile: `mlir` (top-level ops, no `module` of its own) as is, or
-    /// wrapped in a module that names the device target.
+    /// wrapped in a module that names the device target or, on the CPU, the alignment its
+    /// code may assume of its buffers ([`CPU_BINDING_ALIGNMENT`]).
     pub fn module(&self, mlir: &str) -> String {
-        match self.device_target() {
-            None => mlir.to_string(),
-            Some(target) => format!("module attributes {{hal.device.targets = [{target}]}} {{\n{mlir}}}\n"),
-        }
+        let attribute = match (self, self.device_target()) {
+            (_, Some(target)) => format!("hal.device.targets = [{target}]"),
+            // IREE's host defaults but for the offset alignment, every field spelled out:
+            // the parser's own defaults (sizes 0, 32-bit indices, discrete memory) differ.
+            // With these the host program (allocations, packing, results' offsets) is the
+            // same as without the attribute: only the dispatches' binding alignment changes.
+            (Target::LlvmCpu { .. }, None) => format!(
+                "stream.resources = #stream.resource_config<{{max_allocation_size = {max}, \
+                 min_buffer_offset_alignment = {CPU_BINDING_ALIGNMENT}, max_buffer_range = {max}, \
+                 min_buffer_range_alignment = {range}, index_bits = 64, \
+                 alias_mutable_bindings = false, memory_model = Unified}}>",
+                max = i64::MAX,
+                range = crate::runtime::IMPORT_ALIGNMENT,
+            ),
+            (_, None) => return mlir.to_string(),
+        };
+        format!("module attributes {{{attribute}}} {{\n{mlir}}}\n")
     }
 
     /// Whether the device computes `element`; `Err` says why not, before anything compiles.
@@ -355,6 +401,7 @@ mod tests {
         let task = Target::LlvmCpu { driver: "local-task".into() };
         assert_eq!(task.execution_model(), ExecutionModel::Hal);
         assert!(!task.flags().iter().any(|f| f.starts_with("--iree-execution-model")));
+        assert!(task.module("x\n").contains("min_buffer_offset_alignment = 8,"));
     }
 
     #[test]

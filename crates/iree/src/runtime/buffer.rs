@@ -21,7 +21,8 @@ static INPUT_COPIES: AtomicU64 = AtomicU64::new(0);
 static LIVE_IMPORTS: AtomicU64 = AtomicU64::new(0);
 
 /// How many non-empty inputs this process copied instead of importing (because they
-/// were not 64-byte aligned, or the device cannot read host memory).
+/// were less aligned than the module's code assumes, a private copy was asked for, or
+/// the device cannot read host memory).
 pub fn input_copy_count() -> u64 {
     INPUT_COPIES.load(Ordering::Relaxed)
 }
@@ -42,9 +43,9 @@ const ACCESS_ALL: sys::iree_hal_memory_access_t =
 const QUEUE_AFFINITY_ANY: u64 = u64::MAX;
 
 /// Makes a buffer view of `input` for `device`. On devices that read host memory, the
-/// caller's own bytes when they are aligned as IREE requires, else one aligned copy put
-/// in `staging` (which must outlive the call), and always a copy where `private`; on other
-/// devices a fresh device buffer.
+/// caller's own bytes when they are aligned to `alignment` (what the module's code
+/// assumes of its buffers), else one aligned copy put in `staging` (which must outlive
+/// the call), and always a copy where `private`; on other devices a fresh device buffer.
 /// Returns the view and, if imported, the host address range it wraps.
 pub(crate) fn input_view(
     device: &Device,
@@ -52,6 +53,7 @@ pub(crate) fn input_view(
     input: &HostInput<'_>,
     staging: &mut Vec<AlignedBytes>,
     private: bool,
+    alignment: usize,
 ) -> Result<(*mut sys::iree_hal_buffer_view_t, Option<HostRange>), RuntimeError> {
     let byte_length = expected_byte_length(input).ok_or_else(|| RuntimeError::InvalidInput {
         index,
@@ -74,14 +76,15 @@ pub(crate) fn input_view(
         }
         return Ok((copy(device, input)?, None));
     }
-    if !private && (input.data.as_ptr() as usize).is_multiple_of(IMPORT_ALIGNMENT) {
+    if !private && (input.data.as_ptr() as usize).is_multiple_of(alignment) {
         let view = import(device, input)?;
         return Ok((view, Some(HostRange::of(input.data))));
     }
-    // Misaligned host memory (numpy's allocator gives 16-byte alignment), or a private
-    // copy asked for: one memcpy into aligned memory, imported in place. IREE's own host-to-device copy path
-    // (`allocate_buffer_copy`) goes through a transfer command and was ~20x slower than
-    // a memcpy on 8 MB here.
+    // Host memory less aligned than the code assumes (a float32 array 4 bytes past an
+    // 8-byte boundary, or any array for a module compiled with IREE's default 64), or a
+    // private copy asked for: one memcpy into aligned memory, imported in place. IREE's
+    // own host-to-device copy path (`allocate_buffer_copy`) goes through a transfer
+    // command and was ~20x slower than a memcpy on 8 MB here.
     INPUT_COPIES.fetch_add(1, Ordering::Relaxed);
     let copy = AlignedBytes::copy_of(input.data);
     let staged = HostInput {
@@ -111,10 +114,17 @@ unsafe extern "C" fn import_released(
     LIVE_IMPORTS.fetch_sub(1, Ordering::Release);
 }
 
+/// Wraps the caller's bytes in a buffer view without copying them. IREE's heap allocator
+/// only imports host memory starting on an IMPORT_ALIGNMENT (64-byte) boundary, so the
+/// import starts at the boundary at or below the data and the view is a subspan from the
+/// data's first byte: the up to 63 bytes in front share the data's 64-byte block, hence
+/// its page, so the range is mapped, and nothing reads them (the view and every binding
+/// made from it start at the data).
 fn import(
     device: &Device,
     input: &HostInput<'_>,
 ) -> Result<*mut sys::iree_hal_buffer_view_t, RuntimeError> {
+    let lead = input.data.as_ptr() as usize % IMPORT_ALIGNMENT;
     // Read-only access: the compiled function reads its arguments and never writes them,
     // and the caller only lent us shared bytes.
     let params = sys::iree_hal_buffer_params_t {
@@ -128,10 +138,11 @@ fn import(
     let mut external = sys::iree_hal_external_buffer_t {
         type_: sys::iree_hal_external_buffer_type_e_IREE_HAL_EXTERNAL_BUFFER_TYPE_HOST_ALLOCATION,
         flags: 0,
-        size: input.data.len(),
+        size: lead + input.data.len(),
         handle: sys::iree_hal_external_buffer_t__bindgen_ty_1 {
             host_allocation: sys::iree_hal_external_buffer_t__bindgen_ty_1__bindgen_ty_1 {
-                ptr: input.data.as_ptr().cast_mut().cast(),
+                // Address arithmetic only: this pointer is never dereferenced here.
+                ptr: input.data.as_ptr().wrapping_sub(lead).cast_mut().cast(),
             },
         },
     };
@@ -139,20 +150,40 @@ fn import(
         fn_: Some(import_released),
         user_data: std::ptr::null_mut(),
     };
-    let mut buffer = std::ptr::null_mut();
+    let mut whole = std::ptr::null_mut();
     // SAFETY: the device is alive; the host range is valid for the whole call (the
-    // caller's borrow), and the call makes sure nothing keeps it past that; IREE only
-    // reads it (READ access).
+    // caller's borrow, and the lead bytes as said above), and the call makes sure nothing
+    // keeps it past that; IREE only reads it (READ access), through the subspan below.
     check(unsafe {
         sys::iree_hal_allocator_import_buffer(
             sys::iree_hal_device_allocator(device.raw),
             params,
             &mut external,
             release,
-            &mut buffer,
+            &mut whole,
         )
     })?;
     LIVE_IMPORTS.fetch_add(1, Ordering::Relaxed);
+    let buffer = if lead == 0 {
+        whole
+    } else {
+        let mut span = std::ptr::null_mut();
+        // SAFETY: `whole` is live and `lead + len` bytes long; the subspan retains it,
+        // so ours is released right after.
+        let status = unsafe {
+            let status = sys::iree_hal_buffer_subspan(
+                whole,
+                lead as sys::iree_device_size_t,
+                input.data.len() as sys::iree_device_size_t,
+                host_allocator(),
+                &mut span,
+            );
+            sys::iree_hal_buffer_release(whole);
+            status
+        };
+        check(status)?;
+        span
+    };
     let mut view = std::ptr::null_mut();
     // SAFETY: `buffer` is live; the shape slice is valid for the call; the view
     // retains the buffer, so ours is released right after.

@@ -1,6 +1,6 @@
 //! A loaded VMFB module, its exported functions, and calls into them.
 
-use super::aligned::AlignedBytes;
+use super::aligned::{AlignedBytes, IMPORT_ALIGNMENT};
 use super::buffer::{input_view, HostInput, HostRange, OutputBuffer};
 use super::device::{string, view, Device};
 use super::error::{check, RuntimeError};
@@ -30,6 +30,9 @@ pub struct Module {
     /// Whether every input is passed as a private copy, never as the caller's own bytes
     /// (see [`Module::with_private_inputs`]).
     private_inputs: bool,
+    /// The alignment the module's code assumes of its input buffers (see
+    /// [`Module::with_input_alignment`]).
+    input_alignment: usize,
     /// The VMFB: IREE's module references these bytes rather than copying them.
     _vmfb: AlignedBytes,
 }
@@ -166,6 +169,7 @@ impl Module {
             imports,
             fpu_guard,
             private_inputs: false,
+            input_alignment: IMPORT_ALIGNMENT,
             _vmfb: vmfb,
         };
         // A first context proves the module links against the HAL module (and loads its
@@ -181,6 +185,16 @@ impl Module {
     /// an aligned host array is otherwise imported as is.
     pub fn with_private_inputs(mut self, private: bool) -> Module {
         self.private_inputs = private;
+        self
+    }
+
+    /// Host inputs aligned to `alignment` are used in place, the others copied: for modules
+    /// whose code assumes no more of its buffers, as those compiled from
+    /// [`crate::Target::module`] on the CPU ([`crate::Target::input_alignment`]). The
+    /// default, IREE's own 64, is right for a module compiled from any MLIR.
+    pub fn with_input_alignment(mut self, alignment: usize) -> Module {
+        assert!(alignment.is_power_of_two(), "alignment {alignment} is not a power of two");
+        self.input_alignment = alignment;
         self
     }
 
@@ -223,9 +237,9 @@ impl Module {
 
     /// Calls `function` with host inputs and returns its results.
     ///
-    /// Inputs whose data is 64-byte aligned are used in place (no copy) on local CPU
-    /// devices; others are copied. The call is synchronous: when it returns, IREE holds
-    /// no reference to any input. IREE checks shapes and element types against the
+    /// Inputs aligned as the module's code assumes (see [`Module::with_input_alignment`])
+    /// are used in place (no copy) on local CPU devices; others are copied. The call is
+    /// synchronous: when it returns, IREE holds no reference to any input. IREE checks shapes and element types against the
     /// function's signature and a mismatch is an `Err`.
     pub fn call(
         &self,
@@ -241,11 +255,11 @@ impl Module {
         let mut session = self.take_session()?;
         let result = if self.fpu_guard {
             let fpu = crate::fpu::iree_fpu_state_push(0);
-            let result = session.call(&self.device, function, inputs, self.private_inputs);
+            let result = session.call(&self.device, function, inputs, self.private_inputs, self.input_alignment);
             crate::fpu::iree_fpu_state_pop(fpu);
             result
         } else {
-            session.call(&self.device, function, inputs, self.private_inputs)
+            session.call(&self.device, function, inputs, self.private_inputs, self.input_alignment)
         };
         session.clear();
         // A failed invocation may leave module state half-initialized: drop that context.
@@ -382,9 +396,10 @@ impl Session {
         function: &Function,
         inputs: &[HostInput<'_>],
         private_inputs: bool,
+        input_alignment: usize,
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
         for (index, input) in inputs.iter().enumerate() {
-            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging, private_inputs)?;
+            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging, private_inputs, input_alignment)?;
             self.imports.extend(imported);
             // SAFETY: on success the list takes over our reference to the view (move); a
             // failed push (allocation, type) leaves it with us, released below.
