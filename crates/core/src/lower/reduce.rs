@@ -105,15 +105,22 @@ fn small(b: &mut Block, dtype: DType, v: i64) -> Value {
     }
 }
 
-/// The fold's identity in `dtype`, as stored.
-fn identity(b: &mut Block, r: Reduction, dtype: DType) -> Value {
-    match r {
+/// The identity of a fold of elements of `x_dtype`, as stored in `acc_dtype`. The C
+/// backend takes a max or min's identity from the input's dtype (`NPY_MAX_INT16` for an
+/// int16 input accumulating in int64), so an empty fold gives the input dtype's extreme,
+/// not the accumulator's (int64's maximum cast back to int16 would be -1).
+fn identity(b: &mut Block, r: Reduction, x_dtype: DType, acc_dtype: DType) -> Value {
+    // An integer accumulator cannot hold a float input's infinities.
+    let from = if x_dtype.is_float() && !acc_dtype.is_float() { acc_dtype } else { x_dtype };
+    let value = match r {
         // MulWithoutZeros's identity is 0, "no factor yet" (an all-zero row gives 0).
-        Reduction::Sum | Reduction::Any | Reduction::ProdWithoutZeros => small(b, dtype, 0),
-        Reduction::Prod | Reduction::All => small(b, dtype, 1),
-        Reduction::Max => lowest(b, dtype),
-        Reduction::Min => highest(b, dtype),
-    }
+        Reduction::Sum | Reduction::Any | Reduction::ProdWithoutZeros => small(b, from, 0),
+        Reduction::Prod | Reduction::All => small(b, from, 1),
+        Reduction::Max => lowest(b, from),
+        Reduction::Min => highest(b, from),
+    };
+    let value = load(b, &value, from);
+    store(b, &value, acc_dtype)
 }
 
 /// `acc (op) x` for stored values of `dtype` (bools are 0/1 bytes).
@@ -155,7 +162,7 @@ fn fold(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], 
         return folded;
     }
     let ndim = x.tensor().rank();
-    let init = filled_like(b, r, acc, x, &kept(ndim, axes));
+    let init = filled_like(b, r, x_dtype, acc, x, &kept(ndim, axes));
     fold_into(b, r, x, x_dtype, axes, init, acc.dtype)
 }
 
@@ -217,7 +224,7 @@ fn fold_in_chunks(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: 
         .chain([chunks])
         .collect();
     let partials_empty = b.tensor_empty(tensor_type(&partials_ty), &partials_sizes);
-    let init_value = identity(b, r, acc.dtype);
+    let init_value = identity(b, r, x_dtype, acc.dtype);
     let partials_init = b.linalg_fill(&init_value, &partials_empty);
     let dims = p + 2;
     let kept_dims = (0..p).map(AffineExpr::Dim);
@@ -235,11 +242,11 @@ fn fold_in_chunks(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: 
     });
     let partials = partials.expect("the reduction body cannot fail").remove(0);
     let kept_axes: Vec<usize> = (0..p).collect();
-    let merged_init = filled_like(b, r, acc, x, &kept_axes);
+    let merged_init = filled_like(b, r, x_dtype, acc, x, &kept_axes);
     let merged = fold_into(b, r, &partials, acc.dtype, &[p], merged_init, acc.dtype);
     // The tail folded on its own and combined elementwise: folding it into `merged` (two
     // folds into one accumulator) makes a dispatch IREE 3.13 cannot distribute.
-    let tail_init = filled_like(b, r, acc, x, &kept_axes);
+    let tail_init = filled_like(b, r, x_dtype, acc, x, &kept_axes);
     let tail = fold_into(b, r, &tail, x_dtype, &[p], tail_init, acc.dtype);
     let maps = vec![AffineMap::identity(p); 3];
     let combined = b.linalg_generic(&[merged, tail.clone()], &[tail], &maps, &vec![IteratorType::Parallel; p], |body, args| {
@@ -248,10 +255,11 @@ fn fold_in_chunks(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: 
     Some(combined.expect("combining cannot fail").remove(0))
 }
 
-/// A tensor of `acc` filled with the fold's identity, its dynamic dims `x`'s dims `source[p]`.
-fn filled_like(b: &mut Block, r: Reduction, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
+/// A tensor of `acc` filled with the identity of a fold of `x_dtype` elements, its dynamic
+/// dims `x`'s dims `source[p]`.
+fn filled_like(b: &mut Block, r: Reduction, x_dtype: DType, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
     let empty = empty_like(b, acc, x, source);
-    let init_value = identity(b, r, acc.dtype);
+    let init_value = identity(b, r, x_dtype, acc.dtype);
     b.linalg_fill(&init_value, &empty)
 }
 
