@@ -123,6 +123,18 @@ fn identity(b: &mut Block, r: Reduction, x_dtype: DType, acc_dtype: DType) -> Va
     store(b, &value, acc_dtype)
 }
 
+/// The C backend's float max (`greater`: `CmpF::Ogt`) or min (`CmpF::Olt`) step:
+/// `x (greater) acc ? x : acc (greater or equal) x ? acc : nan`. Of equal values the
+/// accumulator, the earlier one, stays (so of -0.0 and +0.0 the first seen, where
+/// `arith.maximumf` orders -0.0 below +0.0), and a nan on either side gives nan.
+fn float_extreme(b: &mut Block, greater: CmpF, or_equal: CmpF, acc: &Value, x: &Value) -> Value {
+    let nan = b.constant_f64(f64::NAN, x.scalar());
+    let take_x = b.cmpf(greater, x, acc);
+    let keep_acc = b.cmpf(or_equal, acc, x);
+    let kept = b.select(&keep_acc, acc, &nan);
+    b.select(&take_x, x, &kept)
+}
+
 /// `acc (op) x` for stored values of `dtype` (bools are 0/1 bytes).
 fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) -> Value {
     let (float, signed, boolean) = (dtype.is_float(), dtype.is_signed_int(), dtype == DType::Bool);
@@ -142,10 +154,10 @@ fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) ->
             let skip_x = b.select(&x_zero, acc, &product);
             return b.select(&acc_zero, x, &skip_x);
         }
-        Reduction::Max if float => Arith::MaximumF,
+        Reduction::Max if float => return float_extreme(b, CmpF::Ogt, CmpF::Oge, acc, x),
         Reduction::Max if signed => Arith::MaxSI,
         Reduction::Max => Arith::MaxUI,
-        Reduction::Min if float => Arith::MinimumF,
+        Reduction::Min if float => return float_extreme(b, CmpF::Olt, CmpF::Ole, acc, x),
         Reduction::Min if signed => Arith::MinSI,
         Reduction::Min => Arith::MinUI,
         // On 0/1 bytes (All and Any are of bools), and/or are the logical ops.
@@ -488,6 +500,14 @@ mod tests {
         assert!(l.mlir.contains(r#"iterator_types = ["parallel", "reduction"]"#), "{}", l.mlir);
         assert!(l.mlir.contains("arith.addf") && l.mlir.contains("arith.extf") && l.mlir.contains("arith.truncf"));
         assert!(l.checks.is_empty());
+    }
+
+    #[test]
+    fn float_max_compares_and_selects_like_the_c_backend() {
+        let props = r#"{"scalar_op": {"$op": {"type": "Maximum", "props": {}}}, "axis": [-1]}"#;
+        let l = lower_json("Max", props, "float64", r#""dtype": "float64", "shape": [null]"#).unwrap();
+        assert!(l.mlir.contains("arith.cmpf ogt") && l.mlir.contains("arith.cmpf oge") && l.mlir.contains("arith.select"), "{}", l.mlir);
+        assert!(!l.mlir.contains("arith.maximumf"), "{}", l.mlir);
     }
 
     #[test]
