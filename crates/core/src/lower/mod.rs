@@ -184,6 +184,11 @@ impl<'g> Context<'g> {
 
     /// The dim `expr` is, interned: static if it depends on no input.
     pub fn derived(&mut self, expr: DimExpr) -> Dim {
+        // A whole slice is its base (`arange(0, x.shape[0])` has x's length): one dim, so
+        // equalities with it need no check.
+        if let DimExpr::Slice { base, start: None | Some(0), stop: None, step: 1 } = expr {
+            return base;
+        }
         if let Some(pos) = self.dim_exprs.iter().position(|e| *e == expr) {
             return Dim::Derived(pos);
         }

@@ -24,6 +24,12 @@ pub enum DimExpr {
     /// symbolic slice bound): no check before the call can know it, so a rule that needs
     /// it equal to another dim is refused (`Context::require`).
     Runtime(usize),
+    /// `Repeat`'s output length along its axis: `n` elements repeated by the counts in
+    /// graph variable `repeats` (computed in the kernel, so a run-time dim too). Two
+    /// `Repeat`s by the same counts of equally long axes have one length: interned to one
+    /// dim, they need no check (a gradient of `repeat` scatters one's rows at the other's
+    /// positions).
+    Repeated { repeats: usize, n: Dim },
     /// The length of `base[start:stop:step]`, numpy's rules (`step != 0`).
     Slice { base: Dim, start: Option<i64>, stop: Option<i64>, step: i64 },
     /// The sum of dims (`Join`'s axis).
@@ -89,7 +95,7 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
         Dim::Static(n) => Some(n),
         Dim::Input { input, axis } => shapes.get(input).map(|s| s[axis] as u64),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => None,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => None,
             DimExpr::Slice { base, start, stop, step } => {
                 let n = resolve(*base, shapes, exprs)?;
                 Some(slice_len(n as i64, *start, *stop, *step) as u64)
@@ -116,7 +122,7 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
     match d {
         Dim::Static(_) | Dim::Input { .. } => false,
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => true,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => true,
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
             DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
@@ -130,7 +136,7 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
         Dim::Static(n) => format!("the static size {n}"),
         Dim::Input { input, axis } => format!("{}.shape[{axis}]", names[input]),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => "a size computed at run time".into(),
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => "a size computed at run time".into(),
             DimExpr::Slice { base, start, stop, step } => {
                 let f = |v: &Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
                 format!("the length of [{}:{}:{step}] of {}", f(start), f(stop), describe(*base, names, exprs))
