@@ -61,12 +61,14 @@ pub fn slice_len(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i6
     }
 }
 
-/// `left == right` must hold, or `op` cannot run.
+/// `left == right` (or, with `or_one`, `left == 1`) must hold, or `op` cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapeCheck {
     pub left: Dim,
     pub right: Dim,
     pub op: String,
+    /// Whether `left` may also be 1: a value numpy broadcasts from a run-time 1.
+    pub or_one: bool,
     /// The exception a mismatch raises.
     pub kind: ErrorKind,
 }
@@ -155,12 +157,13 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
 pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs: &[DimExpr]) -> Result<(), ShapeError> {
     for c in checks {
         let (l, r) = (resolve(c.left, shapes, exprs), resolve(c.right, shapes, exprs));
-        if l.is_none() || l != r {
+        if l.is_none() || (l != r && !(c.or_one && l == Some(1))) {
             let (left, right) = (describe(c.left, names, exprs), describe(c.right, names, exprs));
             let show = |v: Option<u64>| v.map_or("invalid (a division by zero)".to_string(), |v| v.to_string());
             let (l, r) = (show(l), show(r));
             let message = match c.kind {
                 ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
+                _ if c.or_one => format!("shape mismatch in {}: {left} is {l}, which broadcasts neither as 1 nor as {right}, {r}", c.op),
                 _ => format!(
                     "shape mismatch in {}: {left} is {l} but {right} is {r} (only dims of static size 1 broadcast)",
                     c.op
@@ -221,7 +224,7 @@ mod tests {
         assert_eq!((r(0), r(1), r(2), r(3), r(4), r(5)), (Some(3), Some(6), None, Some(6), None, None));
         assert!(is_runtime(Dim::Derived(5), &exprs) && !is_runtime(Dim::Derived(3), &exprs));
         // A check on an invalid dim fails rather than passing.
-        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value };
+        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value, or_one: false };
         assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
     }
 }
