@@ -188,11 +188,23 @@ def test_gradients():
         check(ins, [cost, *pytensor.grad(cost, wrt)], vals, **modes)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError, reason="Repeat's gradient sums rows into a tensor of the repeated (run-time) length with AdvancedIncSubtensor1, which refuses that dim")
 def test_gradient_of_repeat():
-    m, r = pt.matrix("m"), pt.lvector("r")
-    cost = (pt.repeat(m, r, axis=0) ** 2).sum()
-    check([m, r], [cost, pytensor.grad(cost, m)], [np.arange(1.0, 10.0).reshape(3, 3), np.array([2, 0, 1])])
+    # The gradient scatters the repeated rows back with AdvancedIncSubtensor1 at positions
+    # Repeat(arange(len(m)), r): both lengths are Repeat's by the same counts, one dim. A
+    # scalar count's gradient is a Reshape to (len(m), width, s) summed, into which the
+    # scatter adds: its known entries keep m's dims.
+    m, r, q, s = pt.matrix("m"), pt.lvector("r"), pt.lvector("q"), pt.lscalar("s")
+    cost = (pt.repeat(m, r, axis=0) ** 2).sum() + (pt.repeat(m, q, axis=1) ** 3 * pt.arange(1.0, 4.0)[:, None]).sum()
+    cost = cost + (pt.repeat(m, s, axis=1) * 1.5).sum() ** 2
+    f, ref = check_with("AdvancedIncSubtensor1", [m, r, q, s], [cost, pytensor.grad(cost, m)], [
+        [np.arange(1.0, 10.0).reshape(3, 3), np.array([2, 0, 1]), np.array([1, 0, 2]), np.array(2)],
+        [np.ones((3, 3)), np.array([0, 0, 0]), np.array([3]), np.array(0)],
+        [np.arange(3.0).reshape(3, 1), np.array([4]), np.array([2]), np.array(3)],
+    ])
+    # Counts of the wrong length or negative raise like the C backend.
+    for r_bad, q_bad, s_bad in [([1, 2], [1, 1, 1], 1), ([1, 1, 1], [1, -1, 1], 1)]:
+        got, _ = raises_like(f, ref, [np.ones((3, 3)), np.array(r_bad), np.array(q_bad), np.array(s_bad)])
+        assert isinstance(got, ValueError)
 
 
 def test_data_dependent_sizes_are_refused_with_the_reason():

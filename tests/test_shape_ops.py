@@ -216,6 +216,21 @@ def test_reshape_to_a_run_time_shape():
         assert isinstance(got, ValueError)
 
 
+def test_reshape_keeps_the_known_entries_of_a_run_time_shape():
+    # (t.shape[0], s): the first dim stays t's, so c (of t's length) meets it with a check
+    # before the call; a wrong s raises in the kernel and empties only the unknown dim.
+    t, s, c = pt.tensor3("t"), pt.lscalar("s"), pt.vector("c")
+    f, ref = compile_both([t, s, c], [t.reshape((t.shape[0], s)) * c[:, None], t.reshape((t.shape[0], s, 1)).sum(axis=1)])
+    assert "Reshape" in op_types(f)
+    v = np.arange(12.0).reshape(3, 2, 2)
+    for args in [[v, np.array(4), np.arange(3.0)], [np.ones((0, 2, 2)), np.array(7), np.ones(0)], [np.ones((2, 0, 2)), np.array(0), np.ones(2)]]:
+        for g, w in zip(f(*args), ref(*args)):
+            assert_same(g, w)
+    for args in [[v, np.array(3), np.arange(3.0)], [v, np.array(4), np.arange(2.0)]]:
+        got, _ = raises_like(f, ref, args)
+        assert isinstance(got, ValueError)
+
+
 def test_reshape_to_0d_and_back():
     # Without rewrites, which would turn these into DimShuffles.
     x = pt.vector("x")

@@ -367,6 +367,27 @@ def test_advanced_inc_and_set_bad_input_raise_like_c():
     raises_like(f, ref, [np.zeros((0, 4, 3)), yv, np.array([0]), np.array([0])])
 
 
+def test_advanced_inc_and_set_broadcast_a_run_time_one_like_c():
+    # numpy, which the C backend calls for AdvancedIncSubtensor, broadcasts a value's dim
+    # that is 1 at run time though PyTensor types it as not broadcastable (its
+    # AdvancedIncSubtensor1 refuses that with ValueError, and so does ours); other lengths
+    # that differ from the region's raise ValueError.
+    x, y, w, v = pt.matrix("x"), pt.matrix("y"), pt.matrix("w"), pt.vector("v")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    outs = [pt.inc_subtensor(x[i, j], v), pt.set_subtensor(x[i, j], v), pt.inc_subtensor(x[i, 1:], y), pt.set_subtensor(x[1:, i], w)]
+    f, ref = compile_both([x, y, w, v, i, j], outs)
+    assert "AdvancedIncSubtensor" in op_types(f)
+    xv, iv, jv = RNG.normal(size=(4, 3)), np.array([0, 2, 2, -1]), np.array([2, 0, 0, 1])
+    none = np.array([], "int64")
+    for ys, ws, vs, ijv in [((1, 1), (1, 4), 1, (iv, jv)), ((4, 1), (3, 1), 4, (iv, jv)), ((1, 2), (1, 1), 1, (iv, jv)), ((4, 2), (3, 4), 4, (iv, jv)), ((1, 1), (1, 1), 1, (none, none))]:
+        args = [xv, RNG.normal(size=ys), RNG.normal(size=ws), RNG.normal(size=vs), *ijv]
+        assert_all_same([f"output {k} with {ys}, {ws}, {vs}" for k in range(len(outs))], f(*args), ref(*args))
+    for ys, ws, vs in [((2, 2), (3, 4), 4), ((4, 2), (3, 2), 4), ((4, 2), (3, 4), 3)]:
+        args = [xv, RNG.normal(size=ys), RNG.normal(size=ws), RNG.normal(size=vs), iv, jv]
+        got, _ = raises_like(f, ref, args)
+        assert isinstance(got, ValueError), (ys, ws, vs, got)
+
+
 def test_gradient_through_set_and_sliced_advanced_indexing_like_c():
     x, y = pt.matrix("x"), pt.vector("y")
     i, j = pt.lvector("i"), pt.lvector("j")

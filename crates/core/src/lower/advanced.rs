@@ -281,9 +281,19 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
     }
     let lead = rank - y_ty.ndim();
     let y_dims = cx.dims(y_var);
+    // numpy, which the C backend calls here, broadcasts a value's dim that is 1 at run
+    // time, though PyTensor's types mark only static 1s broadcastable (its
+    // AdvancedIncSubtensor1 refuses that, and so does ours).
+    let mut stretch = vec![false; y_ty.ndim()];
     for a in 0..y_ty.ndim() {
-        if !y_ty.broadcastable(a) {
+        if y_ty.broadcastable(a) || y_dims[a] == region[lead + a] {
+            continue;
+        }
+        if y_ty.shape[a].is_some() {
             cx.require_equal(y_dims[a], region[lead + a], what);
+        } else {
+            cx.require_equal_or_one(y_dims[a], region[lead + a], what);
+            stretch[a] = true;
         }
     }
     // x's trailing whole axes: the rows' axes. The others are the scatter's index depth.
@@ -297,6 +307,7 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
     let y = cx.value(b, y_var)?;
     let region_ty = IrType { dtype: x_ty.dtype, shape: vec![None; rank] };
     let sizes = p.out_sizes(b, &region_ty, &x, &arrays);
+    let y = if stretch.contains(&true) { stretch_ones(b, &y, &y_ty, &stretch, &sizes[lead..])? } else { y };
     // The number of rows. Where an indexed axis of x is empty every index is out of bounds
     // (the check raises after the call) and none may reach the scatter: then 0 rows.
     // Otherwise indices out of bounds are sent to 0, so nothing is written out of bounds.
@@ -332,6 +343,41 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
     let dims = cx.dims(x_var);
     cx.define(out, r, dims);
     Ok(())
+}
+
+/// `y` with each axis `a` in `stretch` (checked before the call to be 1 or `sizes[a]`)
+/// broadcast to `sizes[a]`: its index there is 0 where its length is 1.
+fn stretch_ones(b: &mut Block, y: &Value, y_ty: &IrType, stretch: &[bool], sizes: &[Value]) -> Result<Value, String> {
+    let rank = y_ty.ndim();
+    let one = b.constant_index(1);
+    let mut out_sizes = Vec::new();
+    let mut is_one = Vec::with_capacity(rank);
+    for a in 0..rank {
+        let n = b.tensor_dim(y, a);
+        is_one.push(if stretch[a] { Some(b.cmpi(CmpI::Eq, &n, &one)) } else { None });
+        if y_ty.shape[a].is_none() {
+            out_sizes.push(if stretch[a] { sizes[a].clone() } else { n });
+        }
+    }
+    let init = b.tensor_empty(TensorType::new(y_ty.shape.clone(), y.tensor().element), &out_sizes);
+    let source = y.clone();
+    Ok(b
+        .linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
+            let index: Vec<Value> = (0..rank)
+                .map(|a| {
+                    let i = body.linalg_index(a);
+                    match &is_one[a] {
+                        Some(one) => {
+                            let first = body.constant_index(0);
+                            body.select(one, &first, &i)
+                        }
+                        None => i,
+                    }
+                })
+                .collect();
+            Ok::<_, String>(vec![body.tensor_extract(&source, &index)])
+        })?
+        .remove(0))
 }
 
 /// The scatter's positions, `count x depth` (i64): for each element of the region's

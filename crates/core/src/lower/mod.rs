@@ -169,7 +169,18 @@ impl<'g> Context<'g> {
     /// from run-time values cannot be checked then, and a kernel relying on it could read
     /// out of bounds: the node is refused instead (see `lower_node`).
     pub fn require(&mut self, left: Dim, right: Dim, op: &str, kind: ErrorKind) {
-        if left == right {
+        self.push_check(ShapeCheck { left, right, op: op.to_string(), kind, or_one: false });
+    }
+
+    /// Requires `value == 1 || value == target` before the call (`ValueError`): a value's
+    /// dim that numpy broadcasts where it is 1 at run time.
+    pub fn require_equal_or_one(&mut self, value: Dim, target: Dim, op: &str) {
+        self.push_check(ShapeCheck { left: value, right: target, op: op.to_string(), kind: ErrorKind::Value, or_one: true });
+    }
+
+    fn push_check(&mut self, check: ShapeCheck) {
+        let (left, right, op) = (check.left, check.right, &check.op);
+        if left == right || (check.or_one && left == Dim::Static(1)) {
             return;
         }
         if shapes::is_runtime(left, &self.dim_exprs) || shapes::is_runtime(right, &self.dim_exprs) {
@@ -179,11 +190,16 @@ impl<'g> Context<'g> {
             ));
             return;
         }
-        self.shape_checks.push(ShapeCheck { left, right, op: op.to_string(), kind });
+        self.shape_checks.push(check);
     }
 
     /// The dim `expr` is, interned: static if it depends on no input.
     pub fn derived(&mut self, expr: DimExpr) -> Dim {
+        // A whole slice is its base (`arange(0, x.shape[0])` has x's length): one dim, so
+        // equalities with it need no check.
+        if let DimExpr::Slice { base, start: None | Some(0), stop: None, step: 1 } = expr {
+            return base;
+        }
         if let Some(pos) = self.dim_exprs.iter().position(|e| *e == expr) {
             return Dim::Derived(pos);
         }

@@ -105,15 +105,34 @@ fn small(b: &mut Block, dtype: DType, v: i64) -> Value {
     }
 }
 
-/// The fold's identity in `dtype`, as stored.
-fn identity(b: &mut Block, r: Reduction, dtype: DType) -> Value {
-    match r {
+/// The identity of a fold of elements of `x_dtype`, as stored in `acc_dtype`. The C
+/// backend takes a max or min's identity from the input's dtype (`NPY_MAX_INT16` for an
+/// int16 input accumulating in int64), so an empty fold gives the input dtype's extreme,
+/// not the accumulator's (int64's maximum cast back to int16 would be -1).
+fn identity(b: &mut Block, r: Reduction, x_dtype: DType, acc_dtype: DType) -> Value {
+    // An integer accumulator cannot hold a float input's infinities.
+    let from = if x_dtype.is_float() && !acc_dtype.is_float() { acc_dtype } else { x_dtype };
+    let value = match r {
         // MulWithoutZeros's identity is 0, "no factor yet" (an all-zero row gives 0).
-        Reduction::Sum | Reduction::Any | Reduction::ProdWithoutZeros => small(b, dtype, 0),
-        Reduction::Prod | Reduction::All => small(b, dtype, 1),
-        Reduction::Max => lowest(b, dtype),
-        Reduction::Min => highest(b, dtype),
-    }
+        Reduction::Sum | Reduction::Any | Reduction::ProdWithoutZeros => small(b, from, 0),
+        Reduction::Prod | Reduction::All => small(b, from, 1),
+        Reduction::Max => lowest(b, from),
+        Reduction::Min => highest(b, from),
+    };
+    let value = load(b, &value, from);
+    store(b, &value, acc_dtype)
+}
+
+/// The C backend's float max (`greater`: `CmpF::Ogt`) or min (`CmpF::Olt`) step:
+/// `x (greater) acc ? x : acc (greater or equal) x ? acc : nan`. Of equal values the
+/// accumulator, the earlier one, stays (so of -0.0 and +0.0 the first seen, where
+/// `arith.maximumf` orders -0.0 below +0.0), and a nan on either side gives nan.
+fn float_extreme(b: &mut Block, greater: CmpF, or_equal: CmpF, acc: &Value, x: &Value) -> Value {
+    let nan = b.constant_f64(f64::NAN, x.scalar());
+    let take_x = b.cmpf(greater, x, acc);
+    let keep_acc = b.cmpf(or_equal, acc, x);
+    let kept = b.select(&keep_acc, acc, &nan);
+    b.select(&take_x, x, &kept)
 }
 
 /// `acc (op) x` for stored values of `dtype` (bools are 0/1 bytes).
@@ -135,10 +154,10 @@ fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) ->
             let skip_x = b.select(&x_zero, acc, &product);
             return b.select(&acc_zero, x, &skip_x);
         }
-        Reduction::Max if float => Arith::MaximumF,
+        Reduction::Max if float => return float_extreme(b, CmpF::Ogt, CmpF::Oge, acc, x),
         Reduction::Max if signed => Arith::MaxSI,
         Reduction::Max => Arith::MaxUI,
-        Reduction::Min if float => Arith::MinimumF,
+        Reduction::Min if float => return float_extreme(b, CmpF::Olt, CmpF::Ole, acc, x),
         Reduction::Min if signed => Arith::MinSI,
         Reduction::Min => Arith::MinUI,
         // On 0/1 bytes (All and Any are of bools), and/or are the logical ops.
@@ -152,7 +171,7 @@ fn combine(b: &mut Block, r: Reduction, dtype: DType, acc: &Value, x: &Value) ->
 /// element converted to `acc.dtype` first.
 fn fold(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Value {
     let ndim = x.tensor().rank();
-    let init = filled_like(b, r, acc, x, &kept(ndim, axes));
+    let init = filled_like(b, r, x_dtype, acc, x, &kept(ndim, axes));
     fold_into(b, r, x, x_dtype, axes, init, acc.dtype)
 }
 
@@ -204,7 +223,7 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     let kept_in_xm: Vec<usize> = if kept_axes.is_empty() { vec![] } else { vec![1 - reduced_dim] };
     let merged = TensorType { dtype: acc.dtype, shape: kept_in_xm.iter().map(|&d| xm.tensor().shape[d]).collect() };
     let result_ty = if kept_axes.len() <= 1 { acc } else { &merged };
-    let init = filled_like(b, r, result_ty, &xm, &kept_in_xm);
+    let init = filled_like(b, r, x_dtype, result_ty, &xm, &kept_in_xm);
     let sum = match (kept_axes.is_empty(), trailing) {
         (true, _) => b.contraction(Contraction::Dot, &xm, &ones, &init),
         (false, true) => b.contraction(Contraction::Matvec, &xm, &ones, &init),
@@ -224,10 +243,11 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     Some(b.tensor_expand(&sum, &[(0..kept_axes.len()).collect()], tensor_type(acc), &sizes))
 }
 
-/// A tensor of `acc` filled with the fold's identity, its dynamic dims `x`'s dims `source[p]`.
-fn filled_like(b: &mut Block, r: Reduction, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
+/// A tensor of `acc` filled with the identity of a fold of `x_dtype` elements, its dynamic
+/// dims `x`'s dims `source[p]`.
+fn filled_like(b: &mut Block, r: Reduction, x_dtype: DType, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
     let empty = empty_like(b, acc, x, source);
-    let init_value = identity(b, r, acc.dtype);
+    let init_value = identity(b, r, x_dtype, acc.dtype);
     b.linalg_fill(&init_value, &empty)
 }
 
@@ -470,6 +490,14 @@ mod tests {
         assert!(l.mlir.contains(r#"iterator_types = ["parallel", "reduction"]"#), "{}", l.mlir);
         assert!(l.mlir.contains("arith.addf") && l.mlir.contains("arith.extf") && l.mlir.contains("arith.truncf"));
         assert!(l.checks.is_empty());
+    }
+
+    #[test]
+    fn float_max_compares_and_selects_like_the_c_backend() {
+        let props = r#"{"scalar_op": {"$op": {"type": "Maximum", "props": {}}}, "axis": [-1]}"#;
+        let l = lower_json("Max", props, "float64", r#""dtype": "float64", "shape": [null]"#).unwrap();
+        assert!(l.mlir.contains("arith.cmpf ogt") && l.mlir.contains("arith.cmpf oge") && l.mlir.contains("arith.select"), "{}", l.mlir);
+        assert!(!l.mlir.contains("arith.maximumf"), "{}", l.mlir);
     }
 
     #[test]

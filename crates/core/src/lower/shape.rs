@@ -156,7 +156,8 @@ pub(super) fn constant_int(bytes: &[u8], dtype: DType) -> i64 {
 /// may be -1: the rest of the size). Where the shape's entries are constants or known dims
 /// (`Shape`, `Shape_i`, `MakeVector` of those), the sizes are checked before the call
 /// (`ValueError`) and the output dims are known; otherwise they are checked in the kernel
-/// and, on failure, the output is a 0-element slice of `x` (never more than `x` holds).
+/// and, on failure, the output is a 0-element slice of `x` (never more than `x` holds),
+/// the entries that are known keeping their dims.
 pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Result<(), String> {
     let (x_var, s_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
     let out_ty = cx.graph.ty(out).clone();
@@ -235,7 +236,24 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
             src = flat;
         }
         None => {
-            dims = (0..rank).map(|_| cx.runtime_dim()).collect();
+            // Entries known as dims or constants (`(x.shape[0], s)`) keep them: on failure
+            // only the other dynamic dims are zeroed, which empties the output as long as
+            // there is one (else every dynamic dim is zeroed and none is known).
+            let partial = cx.int_values(s_var).filter(|v| v.len() == rank);
+            let mut keep: Vec<Option<Dim>> = (0..rank)
+                .map(|k| match partial.as_ref().map(|v| v[k]) {
+                    Some(IntValue::Dim(d)) => Some(d),
+                    Some(IntValue::Const(c)) if c >= 0 => Some(Dim::Static(c as u64)),
+                    _ => None,
+                })
+                .collect();
+            if !(0..rank).any(|k| keep[k].is_none() && out_ty.shape[k].is_none()) {
+                keep = vec![None; rank];
+            }
+            dims = Vec::with_capacity(rank);
+            for k in &keep {
+                dims.push(k.unwrap_or_else(|| cx.runtime_dim()));
+            }
             let mut product = one.clone();
             for s in &sizes {
                 product = b.arith(Arith::MulI, &product, s);
@@ -255,11 +273,11 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
             if rank == 0 || out_ty.shape.iter().all(|d| d.is_some()) {
                 return Err("a run-time shape for an output whose dims are all static".into());
             }
-            // On failure every dynamic dim is 0, so the slice below is empty.
+            // On failure every dynamic dim not kept is 0, so the slice below is empty.
             let t = b.constant_int(1, ScalarType::I1);
             let ok = b.arith(Arith::XOrI, &f, &t);
             for (k, s) in sizes.iter_mut().enumerate() {
-                if out_ty.shape[k].is_none() {
+                if out_ty.shape[k].is_none() && keep[k].is_none() {
                     *s = b.select(&ok, s, &zero);
                 }
             }

@@ -24,6 +24,12 @@ pub enum DimExpr {
     /// symbolic slice bound): no check before the call can know it, so a rule that needs
     /// it equal to another dim is refused (`Context::require`).
     Runtime(usize),
+    /// `Repeat`'s output length along its axis: `n` elements repeated by the counts in
+    /// graph variable `repeats` (computed in the kernel, so a run-time dim too). Two
+    /// `Repeat`s by the same counts of equally long axes have one length: interned to one
+    /// dim, they need no check (a gradient of `repeat` scatters one's rows at the other's
+    /// positions).
+    Repeated { repeats: usize, n: Dim },
     /// The length of `base[start:stop:step]`, numpy's rules (`step != 0`).
     Slice { base: Dim, start: Option<i64>, stop: Option<i64>, step: i64 },
     /// The sum of dims (`Join`'s axis).
@@ -55,12 +61,14 @@ pub fn slice_len(n: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> i6
     }
 }
 
-/// `left == right` must hold, or `op` cannot run.
+/// `left == right` (or, with `or_one`, `left == 1`) must hold, or `op` cannot run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ShapeCheck {
     pub left: Dim,
     pub right: Dim,
     pub op: String,
+    /// Whether `left` may also be 1: a value numpy broadcasts from a run-time 1.
+    pub or_one: bool,
     /// The exception a mismatch raises.
     pub kind: ErrorKind,
 }
@@ -89,7 +97,7 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
         Dim::Static(n) => Some(n),
         Dim::Input { input, axis } => shapes.get(input).map(|s| s[axis] as u64),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => None,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => None,
             DimExpr::Slice { base, start, stop, step } => {
                 let n = resolve(*base, shapes, exprs)?;
                 Some(slice_len(n as i64, *start, *stop, *step) as u64)
@@ -116,7 +124,7 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
     match d {
         Dim::Static(_) | Dim::Input { .. } => false,
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => true,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => true,
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
             DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
@@ -130,7 +138,7 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
         Dim::Static(n) => format!("the static size {n}"),
         Dim::Input { input, axis } => format!("{}.shape[{axis}]", names[input]),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) => "a size computed at run time".into(),
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } => "a size computed at run time".into(),
             DimExpr::Slice { base, start, stop, step } => {
                 let f = |v: &Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
                 format!("the length of [{}:{}:{step}] of {}", f(start), f(stop), describe(*base, names, exprs))
@@ -149,12 +157,13 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
 pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs: &[DimExpr]) -> Result<(), ShapeError> {
     for c in checks {
         let (l, r) = (resolve(c.left, shapes, exprs), resolve(c.right, shapes, exprs));
-        if l.is_none() || l != r {
+        if l.is_none() || (l != r && !(c.or_one && l == Some(1))) {
             let (left, right) = (describe(c.left, names, exprs), describe(c.right, names, exprs));
             let show = |v: Option<u64>| v.map_or("invalid (a division by zero)".to_string(), |v| v.to_string());
             let (l, r) = (show(l), show(r));
             let message = match c.kind {
                 ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
+                _ if c.or_one => format!("shape mismatch in {}: {left} is {l}, which broadcasts neither as 1 nor as {right}, {r}", c.op),
                 _ => format!(
                     "shape mismatch in {}: {left} is {l} but {right} is {r} (only dims of static size 1 broadcast)",
                     c.op
@@ -215,7 +224,7 @@ mod tests {
         assert_eq!((r(0), r(1), r(2), r(3), r(4), r(5)), (Some(3), Some(6), None, Some(6), None, None));
         assert!(is_runtime(Dim::Derived(5), &exprs) && !is_runtime(Dim::Derived(3), &exprs));
         // A check on an invalid dim fails rather than passing.
-        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value };
+        let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value, or_one: false };
         assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
     }
 }
