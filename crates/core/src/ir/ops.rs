@@ -265,6 +265,10 @@ pub enum ScalarOp {
     GammaInc,
     /// The regularized upper incomplete gamma function Q(a, x).
     GammaIncC,
+    /// The inverse of GammaInc in x: `gammaincinv(a, p)`.
+    GammaIncInv,
+    /// The inverse of GammaIncC in x: `gammainccinv(a, q)`.
+    GammaIncCInv,
     /// The lower incomplete gamma function P(a, x) Gamma(a).
     GammaL,
     /// The upper incomplete gamma function Q(a, x) Gamma(a).
@@ -411,6 +415,8 @@ impl ScalarOp {
             "TriGamma" => TriGamma,
             "GammaInc" => GammaInc,
             "GammaIncC" => GammaIncC,
+            "GammaIncInv" => GammaIncInv,
+            "GammaIncCInv" => GammaIncCInv,
             "GammaL" => GammaL,
             "GammaU" => GammaU,
             "PolyGamma" => PolyGamma,
@@ -648,7 +654,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
-    "PolyGamma", "BetaInc",
+    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -9,6 +9,7 @@ pub mod erf;
 pub mod exp_log;
 pub mod gamma;
 pub mod incomplete_gamma;
+pub mod incomplete_gamma_inv;
 pub mod polygamma;
 pub mod trig;
 
