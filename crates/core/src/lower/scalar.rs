@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, beta, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
+use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -272,6 +272,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         // The integer order converted to the float type (exact up to 2^24).
         ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
+        ScalarOp::BetaIncInv => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta_inv::betaincinv)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };

@@ -18,11 +18,8 @@
 //!   e^-x (upper: log Q is nearly linear in x, the step additive, x (1 + s)), where a
 //!   plain Newton step on P - p would creep. s = log(T / t) T / (x T'), with log(T / t)
 //!   = log1p((T - t) / t) so the last steps see the relative residual at full precision.
-//! - A bracket [lo, hi] the residual's signs narrow: a step that leaves it (or a nan from
-//!   an underflowed tail) is replaced by its midpoint (geometric while the ends are more
-//!   than a factor 4 apart; a factor 16 past an end still at 0 or inf). It stops when a
-//!   step moves x by less than 4 ulps (closer, the rounding of the residual decides the
-//!   steps), or at the step cap.
+//! - Kept inside a bracket (newton.rs, shared with betaincinv); then, for roots below 1 in
+//!   the lower tail, one more step with a log x and log p to twice the precision.
 //!
 //! Accuracy: the forward function's relative error e gives the root an error of about
 //! e T / (x T'): below 1 for a >= 1 in the lower tail (there x T' = a T), larger for a < 1
@@ -36,17 +33,12 @@ use super::erf::erfcinv;
 use super::exp_log::{log1p, log_dd};
 use super::gamma::{lgamma1p, lgamma_positive};
 use super::incomplete_gamma::{p_series, tails_and_density};
+use super::newton::{bracketed_newton, Step};
 use super::F;
 use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
 /// The most Newton steps (each a P and Q); from the starting points they take a few.
 const STEPS: f64 = 40.0;
-/// The iteration stops once a step is below this many ulps of x (per type).
-const STEP_TOLERANCE: (f64, f64) = (4.0 * 1.1102230246251565e-16, 4.0 * 5.960464477539063e-08);
-/// The lower tail's power-law start is used while it lands below this fraction of a + 1
-/// (its relative error is about x / (a + 1)); the upper tail's past this multiple.
-/// How far past a bracket end (relative) a step may land and still go to that end.
-const NEAR_END: (f64, f64) = (64.0 * 1.1102230246251565e-16, 64.0 * 5.960464477539063e-08);
 /// The lower tail's power-law start is used while it lands below this fraction of a + 1
 /// (its relative error is about x / (a + 1)); the upper tail's past this multiple.
 const LOWER_START_BELOW: f64 = 0.3;
@@ -139,80 +131,37 @@ fn start(f: &mut F, a: &Value, p: &Value, q: &Value, upper: &Value) -> (Value, V
 /// The root x for a > 0 finite and 0 < p, q < 1 with p + q = 1 (the smaller exact):
 /// Newton on the log of the smaller tail, bracketed (see the module comment).
 fn solve(f: &mut F, a: &Value, p: &Value, q: &Value) -> Value {
-    let ty = f.ty;
     let zero = f.c(0.0);
-    let one = f.c(1.0);
     let inf = f.c(f64::INFINITY);
     let upper = f.cmp(CmpF::Olt, q, p);
     let (x0, underflow) = start(f, a, p, q, &upper);
     // A root below the smallest subnormal is 0 (those lanes start converged).
     let x0 = f.sel(&underflow, &zero, &x0);
-    let first = f.sel(&underflow, &zero, &one);
     let (a, p, q, upper) = (a.clone(), p.clone(), q.clone(), upper.clone());
-    // State: step count, x, lo, hi, the last step's relative size.
-    let done = f.b.scf_while(
-        &[zero.clone(), x0, zero.clone(), inf, first],
-        |c, v| {
-            let mut g = F { b: c, ty };
-            let tol = g.k(STEP_TOLERANCE);
-            let go_on = g.cmp(CmpF::Ogt, &v[4], &tol);
-            let max = g.c(STEPS);
-            let more = g.cmp(CmpF::Olt, &v[0], &max);
-            and(&mut g, &go_on, &more)
-        },
-        |l, v| {
-            let mut g = F { b: l, ty };
-            let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
-            let zero = g.c(0.0);
-            let one = g.c(1.0);
-            let (big_p, big_q, x_density) = tails_and_density(&mut g, &a, x);
-            let tail = g.sel(&upper, &big_q, &big_p);
-            let target = g.sel(&upper, &q, &p);
-            let err = g.sub(&tail, &target);
-            // x is past the root where P > p, i.e. Q < q.
-            let tail_above = g.cmp(CmpF::Ogt, &err, &zero);
-            let tail_below = g.cmp(CmpF::Olt, &err, &zero);
-            let past = g.sel(&upper, &tail_below, &tail_above);
-            let hi = g.sel(&past, x, hi);
-            let lo = g.sel(&past, lo, x);
-            // s = log(T / t) T / (x T'); lower: x e^-s, upper: x (1 + s).
-            let rel = g.div(&err, &target);
-            let log_ratio = log1p(g.b, &rel);
-            let ratio = g.div(&tail, &x_density);
-            let s = g.mul(&log_ratio, &ratio);
-            let minus_s = g.neg(&s);
-            let factor_lower = g.exp(&minus_s);
-            let factor_upper = g.add(&one, &s);
-            let factor = g.sel(&upper, &factor_upper, &factor_lower);
-            let next = g.mul(x, &factor);
-            let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
-            let in_hi = g.cmp(CmpF::Olt, &next, &hi);
-            let inside = and(&mut g, &in_lo, &in_hi);
-            // A step that leaves the bracket by a hair (the residual's rounding, at the
-            // root) goes to the end it crossed, which the next step then confirms; a
-            // farther one to the middle.
-            let below = g.cmp(CmpF::Ole, &next, &lo);
-            let end = g.sel(&below, &lo, &hi);
-            let miss = g.sub(&next, &end);
-            let miss = g.abs(&miss);
-            let near = g.k(NEAR_END);
-            let near = g.mul(&end, &near);
-            let at_end = g.cmp(CmpF::Ole, &miss, &near);
-            let mid = bracket_middle(&mut g, &lo, &hi);
-            let fallback = g.sel(&at_end, &end, &mid);
-            let next = g.sel(&inside, &next, &fallback);
-            let change = g.sub(&next, x);
-            let change = g.abs(&change);
-            let step = g.div(&change, &next);
-            // Exactly at the root: done.
-            let exact = g.cmp(CmpF::Oeq, &err, &zero);
-            let step = g.sel(&exact, &zero, &step);
-            let next = g.sel(&exact, x, &next);
-            let n = g.add(n, &one);
-            vec![n, next, lo, hi, step]
-        },
-    );
-    let x = done[1].clone();
+    let x = bracketed_newton(f, &x0, &underflow, &zero, &inf, STEPS, |g, x| {
+        let zero = g.c(0.0);
+        let one = g.c(1.0);
+        let (big_p, big_q, x_density) = tails_and_density(g, &a, x);
+        let tail = g.sel(&upper, &big_q, &big_p);
+        let target = g.sel(&upper, &q, &p);
+        let err = g.sub(&tail, &target);
+        // x is past the root where P > p, i.e. Q < q.
+        let tail_above = g.cmp(CmpF::Ogt, &err, &zero);
+        let tail_below = g.cmp(CmpF::Olt, &err, &zero);
+        let past = g.sel(&upper, &tail_below, &tail_above);
+        // s = log(T / t) T / (x T'); lower: x e^-s, upper: x (1 + s).
+        let rel = g.div(&err, &target);
+        let log_ratio = log1p(g.b, &rel);
+        let ratio = g.div(&tail, &x_density);
+        let s = g.mul(&log_ratio, &ratio);
+        let minus_s = g.neg(&s);
+        let factor_lower = g.exp(&minus_s);
+        let factor_upper = g.add(&one, &s);
+        let factor = g.sel(&upper, &factor_upper, &factor_lower);
+        let next = g.mul(x, &factor);
+        let exact = g.cmp(CmpF::Oeq, &err, &zero);
+        Step { past, next, exact }
+    });
     // Only below 1 (and a): nearer the middle the sum's O(a log a) terms round worse than
     // the Newton steps' P and S / a is no longer small.
     let refine = f.cmp(CmpF::Olt, &x, &a);
@@ -259,29 +208,6 @@ fn lower_tail_refinement(f: &mut F, a: &Value, p: &Value, x: &Value, refine: &Va
     let minus_s = f.neg(&s);
     let refined = f.fma(&x, &minus_s, &x);
     f.sel(&use_it, &refined, &x_in)
-}
-
-/// The middle of the bracket [lo, hi] (lo >= 0, hi <= inf, not both ends open).
-fn bracket_middle(f: &mut F, lo: &Value, hi: &Value) -> Value {
-    let zero = f.c(0.0);
-    let half = f.c(0.5);
-    let four = f.c(4.0);
-    let sixteen = f.c(16.0);
-    let sixteenth = f.c(0.0625);
-    let inf = f.c(f64::INFINITY);
-    let sum = f.add(lo, hi);
-    let arithmetic = f.mul(&sum, &half);
-    let prod = f.mul(lo, hi);
-    let geometric = f.sqrt(&prod);
-    let four_lo = f.mul(lo, &four);
-    let wide = f.cmp(CmpF::Ogt, hi, &four_lo);
-    let mid = f.sel(&wide, &geometric, &arithmetic);
-    let below = f.mul(hi, &sixteenth);
-    let above = f.mul(lo, &sixteen);
-    let lo_open = f.cmp(CmpF::Oeq, lo, &zero);
-    let hi_open = f.cmp(CmpF::Oeq, hi, &inf);
-    let mid = f.sel(&lo_open, &below, &mid);
-    f.sel(&hi_open, &above, &mid)
 }
 
 /// gammaincinv (`lower`: the argument is p) or gammainccinv (q) with the special values.
