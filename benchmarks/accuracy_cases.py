@@ -401,6 +401,94 @@ CASES = [
 
 
 
+def _newton_in_log(fn, log_t, u, lo, hi):
+    """The root of g(u) = log_t in (lo, hi) at the working precision, where fn(u) gives
+    (g(u), g'(u)) for an increasing g: Newton's method from `u` (a float's estimate),
+    bisecting whenever a step leaves the bracket; it stops at a relative step of 2^-100
+    (the comparisons need 60 bits; mpmath's functions are not exact to the last of 256)."""
+    for _ in range(300):
+        v, d = fn(u)
+        if v == log_t:
+            return u
+        if v > log_t:
+            hi = u
+        else:
+            lo = u
+        nxt = u - (v - log_t) / d if mpmath.isfinite(v) and mpmath.isfinite(d) and d > 0 else None
+        if nxt is None or not lo < nxt < hi:
+            nxt = (lo + hi) / 2
+        if abs(nxt - u) <= max(abs(u), 1) * mpmath.mpf(2) ** -100:
+            return nxt
+        u = nxt
+    return mpmath.mpf("nan")
+
+
+def _gammaincinv_both(a, y, upper):
+    """x with P(a, x) = y (`upper`: Q(a, x) = y), by Newton on the log of the smaller tail
+    against u = log x at the working precision, from scipy's float64 estimate (a start
+    only), with scipy's special values (nan for a < 0, nan inputs, y outside [0, 1]; the
+    ends 0 and inf)."""
+    import scipy.special as sp
+
+    if mpmath.isnan(a) or mpmath.isnan(y) or a < 0 or not 0 <= y <= 1:
+        return mpmath.mpf("nan")
+    if y == 0 or y == 1:
+        return mpmath.inf if (y == 1) != upper else mpmath.mpf(0)
+    if a == 0 or mpmath.isinf(a):
+        return mpmath.mpf("nan")
+    p, q = (1 - y, y) if upper else (y, 1 - y)
+    use_q = q < p
+    t = q if use_q else p
+    start = float((sp.gammainccinv if upper else sp.gammaincinv)(float(a), float(y)))
+    if np.isfinite(start) and start > 0:
+        u0 = mpmath.log(start)
+    else:  # the lower tail's leading term, P ~ x^a / Gamma(1 + a)
+        u0 = (mpmath.log(p) + mpmath.loggamma(1 + a)) / a
+    log_gamma_a = mpmath.loggamma(a)
+
+    def fn(u):
+        # (log P, x P'/P), or (-log Q, -x Q'/Q): increasing in u = log x.
+        x = mpmath.exp(u)
+        if use_q:
+            r = mpmath.gammainc(a, x, mpmath.inf, regularized=True)
+        else:
+            r = mpmath.gammainc(a, 0, x, regularized=True)
+        if not r > 0:
+            return (mpmath.inf if use_q else -mpmath.inf), mpmath.nan
+        x_density = mpmath.exp(a * u - x - log_gamma_a)
+        return (-mpmath.log(r) if use_q else mpmath.log(r)), x_density / r
+
+    log_t = -mpmath.log(t) if use_q else mpmath.log(t)
+    return mpmath.exp(_newton_in_log(fn, log_t, u0, mpmath.mpf(-1e6), mpmath.mpf(1000)))
+
+
+def _gammaincinv(a, p):
+    return _gammaincinv_both(a, p, False)
+
+
+def _gammainccinv(a, q):
+    return _gammaincinv_both(a, q, True)
+
+
+def _gammaincinv_points(dtype, n, rng):
+    """(a, p): a log-uniform in [1e-2, 1e3], p uniform in [0, 1], log-uniform down to
+    1e-300 (1e-38 in float32) and 1 minus that, half each."""
+    tiny = 1e-300 if np.dtype(dtype) == np.float64 else 1e-38
+    k = n // 4
+    a = 10.0 ** rng.uniform(-2, 3, n)
+    p = rng.uniform(0, 1, n)
+    p[k : 2 * k] = 10.0 ** rng.uniform(np.log10(tiny), 0, k)
+    p[2 * k : 3 * k] = 1 - 10.0 ** rng.uniform(-16 if np.dtype(dtype) == np.float64 else -7, 0, k)
+    return np.stack([a, p])
+
+
+_GAMMAINCINV_EDGES = (1.0, 0.5, 1.0, 0.0, 1.0, 1.0, 0.5, 0.5, 1e-3, 0.5, 5.0, 1e-300, 5.0, 0.999999, 100.0, 0.5,
+                      0.0, 0.5, -1.0, 0.5, 1.0, -0.1, 1.0, 1.1, np.nan, 0.5, 1.0, np.nan, np.inf, 0.5, 1e3, 1e-10)
+CASES += [
+    Case("gammaincinv", pt.gammaincinv, real(_gammaincinv), (), arity=2, sampler=_gammaincinv_points, edges=_GAMMAINCINV_EDGES),
+    Case("gammainccinv", pt.gammainccinv, real(_gammainccinv), (), arity=2, sampler=_gammaincinv_points, edges=_GAMMAINCINV_EDGES),
+]  # fmt: skip
+
 def _betainc(a, b, x):
     if not (a > 0 and b > 0 and 0 <= x <= 1) or mpmath.isinf(a) or mpmath.isinf(b):
         return mpmath.mpf("nan")
@@ -430,6 +518,63 @@ CASES.append(
                 1e3, 1e3, 0.5, 1e3, 1e3, 0.49, 3.5, 0.5, 0.875, 1e-300, 1.0, 0.5))
 )  # fmt: skip
 
+
+def _betaincinv(a, b, y):
+    """x with I_x(a, b) = y, by Newton on log I_x(a, b) = log y against u = log x (past
+    y = 1/2 on the reflected I_z(b, a) = 1 - y, z = 1 - x) at the working precision, from
+    scipy's float64 estimate (a start only); scipy's special values."""
+    import scipy.special as sp
+
+    if mpmath.isnan(a) or mpmath.isnan(b) or mpmath.isnan(y) or a <= 0 or b <= 0 or not 0 <= y <= 1:
+        return mpmath.mpf("nan")
+    if y == 0 or y == 1:
+        return mpmath.mpf(y)
+    if mpmath.isinf(a) or mpmath.isinf(b):
+        return mpmath.mpf("nan") if mpmath.isinf(a) and mpmath.isinf(b) else mpmath.mpf(1 if mpmath.isinf(a) else 0)
+    reflect = y > 0.5
+    p, q, t = (b, a, 1 - y) if reflect else (a, b, y)
+    start = float(sp.betaincinv(float(a), float(b), float(y)))
+    start = 1 - start if reflect else start
+    log_beta = mpmath.log(mpmath.beta(p, q))
+    if 0 < start < 1:
+        u0 = mpmath.log(start)
+    else:  # the lower tail's leading term, I ~ x^p / (p B)
+        u0 = min((mpmath.log(t) + mpmath.log(p) + log_beta) / p, mpmath.mpf(-1e-3))
+
+    def fn(u):
+        x = mpmath.exp(u)
+        if not x < 1:
+            return mpmath.inf, mpmath.nan
+        r = mpmath.betainc(p, q, 0, x, regularized=True)
+        if not r > 0:
+            return -mpmath.inf, mpmath.nan
+        x_density = mpmath.exp(p * u + (q - 1) * mpmath.log1p(-x) - log_beta)
+        return mpmath.log(r), x_density / r
+
+    z = mpmath.exp(_newton_in_log(fn, mpmath.log(t), u0, mpmath.mpf(-1e6), mpmath.mpf(0)))
+    return 1 - z if reflect else z
+
+
+def _betaincinv_points(dtype, n, rng):
+    """(a, b, y): a and b log-uniform in [1e-2, 1e3] (a quarter of them integers), y uniform
+    in [0, 1], log-uniform down to 1e-300 (1e-38 in float32) and 1 minus that."""
+    tiny = 1e-300 if np.dtype(dtype) == np.float64 else 1e-38
+    k = n // 4
+    a = 10.0 ** rng.uniform(-2, 3, n)
+    b = 10.0 ** rng.uniform(-2, 3, n)
+    a[:k] = np.ceil(a[:k])
+    b[:k] = np.ceil(b[:k])
+    y = rng.uniform(0, 1, n)
+    y[k : 2 * k] = 10.0 ** rng.uniform(np.log10(tiny), 0, k)
+    y[2 * k : 3 * k] = 1 - 10.0 ** rng.uniform(-16 if np.dtype(dtype) == np.float64 else -7, 0, k)
+    return np.stack([a, b, y])
+
+
+CASES.append(
+    Case("betaincinv", pt.betaincinv, real(_betaincinv), (), arity=3, sampler=_betaincinv_points,
+         edges=(1.0, 1.0, 0.5, 2.0, 3.0, 0.0, 2.0, 3.0, 1.0, 0.5, 0.5, 0.5, 1e-3, 1e-3, 0.999, 5.0, 0.5, 1e-300,
+                1e3, 1e3, 0.5, 1e3, 1e3, 0.49, 0.1, 100.0, 0.9999, 100.0, 0.1, 1e-10, 1.0, 1e-300, 1e-300))
+)  # fmt: skip
 BY_NAME = {c.name: c for c in CASES}
 
 

@@ -265,6 +265,10 @@ pub enum ScalarOp {
     GammaInc,
     /// The regularized upper incomplete gamma function Q(a, x).
     GammaIncC,
+    /// The inverse of GammaInc in x: `gammaincinv(a, p)`.
+    GammaIncInv,
+    /// The inverse of GammaIncC in x: `gammainccinv(a, q)`.
+    GammaIncCInv,
     /// The lower incomplete gamma function P(a, x) Gamma(a).
     GammaL,
     /// The upper incomplete gamma function Q(a, x) Gamma(a).
@@ -273,6 +277,8 @@ pub enum ScalarOp {
     PolyGamma,
     /// The regularized incomplete beta function `betainc(a, b, x)`.
     BetaInc,
+    /// The inverse of BetaInc in x: `betaincinv(a, b, y)`.
+    BetaIncInv,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -411,10 +417,13 @@ impl ScalarOp {
             "TriGamma" => TriGamma,
             "GammaInc" => GammaInc,
             "GammaIncC" => GammaIncC,
+            "GammaIncInv" => GammaIncInv,
+            "GammaIncCInv" => GammaIncCInv,
             "GammaL" => GammaL,
             "GammaU" => GammaU,
             "PolyGamma" => PolyGamma,
             "BetaInc" => BetaInc,
+            "BetaIncInv" => BetaIncInv,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -648,7 +657,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
-    "PolyGamma", "BetaInc",
+    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

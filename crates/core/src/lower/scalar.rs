@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, beta, erf, exp_log, gamma, incomplete_gamma, polygamma, trig};
+use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -265,11 +265,14 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
         ScalarOp::GammaInc => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammainc)?,
         ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
+        ScalarOp::GammaIncInv => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma_inv::gammaincinv)?,
+        ScalarOp::GammaIncCInv => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma_inv::gammainccinv)?,
         ScalarOp::GammaL => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammal)?,
         ScalarOp::GammaU => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammau)?,
         // The integer order converted to the float type (exact up to 2^24).
         ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
+        ScalarOp::BetaIncInv => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta_inv::betaincinv)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1181,7 +1184,7 @@ mod special_function_tests {
     /// integer) too.
     #[test]
     fn incomplete_gamma_and_polygamma_have_a_float32_formulation() {
-        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("PolyGamma", "int32")] {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("GammaIncInv", "float32"), ("GammaIncCInv", "float32"), ("PolyGamma", "int32")] {
             for float64_math in [false, true] {
                 let json = format!(
                     r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},

@@ -325,7 +325,7 @@ fn offset_from_mean(f: &mut F, p: &Value, q: &Value, x: &Value, swapped: &Value)
 /// Where b x <= 1 and x <= 0.99 the power series (every term positive for b <= 1),
 /// otherwise the continued fraction, on the swapped arguments past (a+1)/(a+b+2). The
 /// series keeps small b accurate: there the swap's 1 - I_(1-x)(b, a) cancels (I near 1).
-fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value) {
+pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let two = f.c(2.0);
     let xc = f.sub(&one, x);

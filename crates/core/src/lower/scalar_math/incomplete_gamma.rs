@@ -154,7 +154,7 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> Value {
 
 /// sum_{n>=0} x^n / ((a+1)...(a+n)) (P = x^a e^-x / Gamma(1 + a) times it), summed until
 /// a term no longer changes it; and whether it did stop so (not at the iteration cap).
-fn p_series(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
+pub(super) fn p_series(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let zero = f.c(0.0);
     let ty = f.ty;
@@ -301,6 +301,8 @@ struct Parts {
     small_x: Value,
     /// Gamma(a, x) for x <= 1.1 and a below 2^-1024 (see `q_small_x`).
     upper_tiny_a: Value,
+    /// x^a e^-x / Gamma(1 + a) (for the regular arguments).
+    prefactor: Value,
 }
 
 fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
@@ -349,7 +351,16 @@ fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
     let p = f.sel(&converged, &p, &nan);
     let q = f.sel(&converged, &q, &nan);
     let small_x = not(f, &x_big);
-    Parts { p, q, in_fraction, series, fraction, regular, small_x, upper_tiny_a }
+    Parts { p, q, in_fraction, series, fraction, regular, small_x, upper_tiny_a, prefactor: pre }
+}
+
+/// (P(a, x), Q(a, x), x P'(x) = x^a e^-x / Gamma(a)) for a > 0, x > 0 finite, without the
+/// special values or the clamping to [0, 1]: what the inverses' Newton steps need (nan
+/// past the loops' iteration cap, as `parts`).
+pub(super) fn tails_and_density(f: &mut F, a: &Value, x: &Value) -> (Value, Value, Value) {
+    let parts = parts(f, a, x);
+    let x_density = f.mul(&parts.prefactor, a);
+    (parts.p, parts.q, x_density)
 }
 
 /// The special values shared by P and Q: `(at_zero_or_infinite_a, at_infinite_x, nan)`

@@ -5,10 +5,13 @@
 
 pub mod bessel;
 pub mod beta;
+pub mod beta_inv;
 pub mod erf;
 pub mod exp_log;
 pub mod gamma;
 pub mod incomplete_gamma;
+pub mod incomplete_gamma_inv;
+mod newton;
 pub mod polygamma;
 pub mod trig;
 

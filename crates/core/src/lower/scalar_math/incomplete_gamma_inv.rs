@@ -1,0 +1,254 @@
+//! The inverses of the regularized incomplete gamma functions in x: gammaincinv(a, p)
+//! (the x with P(a, x) = p) and gammainccinv(a, q) (Q(a, x) = q). PyTensor's Ops run
+//! scipy's functions (they have no C code), so scipy's special values are the model.
+//!
+//! Both solve the same equation on the smaller of the two tails: P(a, x) = p where
+//! p <= 1/2, Q(a, x) = q where q < 1/2, the other given as 1 - (argument), which is exact
+//! there (Sterbenz). So a tail probability down to the smallest subnormal keeps its
+//! relative accuracy, and the root is found from the forward functions of
+//! incomplete_gamma.rs:
+//!
+//! - A starting point: the Wilson-Hilferty approximation (the cube root of a gamma
+//!   variate is nearly normal: x = a (1 - 1/(9a) + z / (3 sqrt a))^3 with z the normal
+//!   quantile, from our erfcinv); in the lower tail the leading term of P's series,
+//!   P ~ x^a / Gamma(1 + a), solved for x; in the upper tail the leading term of Q's
+//!   asymptotic series, Q ~ x^(a-1) e^-x / Gamma(a), by three fixed-point steps.
+//! - Newton's method on the logarithm of the tail: the tails behave like powers of x
+//!   (lower: log P is linear in log x, so the step is multiplicative, x e^-s) or like
+//!   e^-x (upper: log Q is nearly linear in x, the step additive, x (1 + s)), where a
+//!   plain Newton step on P - p would creep. s = log(T / t) T / (x T'), with log(T / t)
+//!   = log1p((T - t) / t) so the last steps see the relative residual at full precision.
+//! - Kept inside a bracket (newton.rs, shared with betaincinv); then, for roots below 1 in
+//!   the lower tail, one more step with a log x and log p to twice the precision.
+//!
+//! Accuracy: the forward function's relative error e gives the root an error of about
+//! e T / (x T'): below 1 for a >= 1 in the lower tail (there x T' = a T), larger for a < 1
+//! (1 / a: the root of a tail like x^a is ill-conditioned) and in the upper tail for
+//! x >> a (about x). Special values (scipy's): nan where a < 0, a is nan, or the
+//! probability is outside [0, 1] or nan; probability 0 and 1 give the ends 0 and inf
+//! for every a >= 0 (inf included); a = 0 or a = inf with a probability inside (0, 1)
+//! gives nan; past the forward functions' iteration cap (a beyond about 1e8) nan.
+
+use super::erf::erfcinv;
+use super::exp_log::{log1p, log_dd};
+use super::gamma::{lgamma1p, lgamma_positive};
+use super::incomplete_gamma::{p_series, tails_and_density};
+use super::newton::{bracketed_newton, Step};
+use super::F;
+use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
+
+/// The most Newton steps (each a P and Q); from the starting points they take a few.
+const STEPS: f64 = 40.0;
+/// The lower tail's power-law start is used while it lands below this fraction of a + 1
+/// (its relative error is about x / (a + 1)); the upper tail's past this multiple.
+const LOWER_START_BELOW: f64 = 0.3;
+const UPPER_START_ABOVE: f64 = 2.0;
+
+fn and(f: &mut F, a: &Value, c: &Value) -> Value {
+    f.b.arith(Arith::AndI, a, c)
+}
+
+fn not(f: &mut F, a: &Value) -> Value {
+    let t = f.b.constant_int(1, ScalarType::I1);
+    f.b.arith(Arith::XOrI, a, &t)
+}
+
+fn or(f: &mut F, a: &Value, c: &Value) -> Value {
+    f.b.arith(Arith::OrI, a, c)
+}
+
+/// The starting point for a > 0 finite, `t` = min(p, q) in (0, 1/2], `upper` whether
+/// t is q (see the module comment), positive and finite; and whether the root is below
+/// the smallest subnormal (P's leading term, accurate there, underflows to 0).
+fn start(f: &mut F, a: &Value, p: &Value, q: &Value, upper: &Value) -> (Value, Value) {
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let zero = f.c(0.0);
+    let t = f.sel(upper, q, p);
+    // Wilson-Hilferty: z = +-sqrt(2) erfcinv(2 t), the normal quantile of p.
+    let t2 = f.mul(&t, &two);
+    let w = erfcinv(f.b, &t2);
+    let sqrt2 = f.c(std::f64::consts::SQRT_2);
+    let w = f.mul(&w, &sqrt2);
+    let minus_w = f.neg(&w);
+    let z = f.sel(upper, &w, &minus_w);
+    let nine = f.c(9.0);
+    let nine_a = f.mul(a, &nine);
+    let c = f.div(&one, &nine_a);
+    let root_c = f.sqrt(&c);
+    let base = f.sub(&one, &c);
+    let base = f.fma(&z, &root_c, &base);
+    let cube = f.mul(&base, &base);
+    let cube = f.mul(&cube, &base);
+    let wilson = f.mul(a, &cube);
+    // Lower tail: x = (p Gamma(1 + a))^(1/a), P's leading term (relative error about x, so
+    // also the test of a root below the smallest subnormal, on either side: there log p
+    // as log1p(-q), p = 1 - q being rounded).
+    let log_p_direct = f.log(p);
+    let minus_q = f.neg(q);
+    let log_p_upper = log1p(f.b, &minus_q);
+    let log_p = f.sel(upper, &log_p_upper, &log_p_direct);
+    let lg1p = lgamma1p(f, a);
+    let e = f.add(&log_p, &lg1p);
+    let e = f.div(&e, a);
+    let lower = f.exp(&e);
+    // Upper tail: x = x1 + (a - 1) log x, x1 = -log q - lgamma(a), from max(x1, 1).
+    let log_q = f.log(q);
+    let lg = lgamma_positive(f, a);
+    let x1 = f.add(&log_q, &lg);
+    let x1 = f.neg(&x1);
+    let am1 = f.sub(a, &one);
+    let mut up = f.b.arith(Arith::MaximumF, &x1, &one);
+    for _ in 0..3 {
+        let l = f.log(&up);
+        let next = f.fma(&am1, &l, &x1);
+        up = f.b.arith(Arith::MaximumF, &next, &one);
+    }
+    // Choose: the tails' forms where they hold, Wilson-Hilferty elsewhere (if positive).
+    let a1 = f.add(a, &one);
+    let lower_limit = f.c(LOWER_START_BELOW);
+    let lower_limit = f.mul(&lower_limit, &a1);
+    let upper_limit = f.c(UPPER_START_ABOVE);
+    let upper_limit = f.mul(&upper_limit, &a1);
+    let lower_ok = f.cmp(CmpF::Olt, &lower, &lower_limit);
+    let wilson_bad = f.cmp(CmpF::Ule, &base, &zero);
+    let lower_ok = or(f, &lower_ok, &wilson_bad);
+    let upper_ok = f.cmp(CmpF::Ogt, &up, &upper_limit);
+    let upper_ok = or(f, &upper_ok, &wilson_bad);
+    let tail = f.sel(upper, &up, &lower);
+    let tail_ok = f.sel(upper, &upper_ok, &lower_ok);
+    let x0 = f.sel(&tail_ok, &tail, &wilson);
+    // Not a positive finite number (underflow, overflow): 1, the bracket does the rest.
+    let inf = f.c(f64::INFINITY);
+    let pos = f.cmp(CmpF::Ogt, &x0, &zero);
+    let fin = f.cmp(CmpF::Olt, &x0, &inf);
+    let ok = and(f, &pos, &fin);
+    let x0 = f.sel(&ok, &x0, &one);
+    let underflow = f.cmp(CmpF::Oeq, &lower, &zero);
+    (x0, underflow)
+}
+
+/// The root x for a > 0 finite and 0 < p, q < 1 with p + q = 1 (the smaller exact):
+/// Newton on the log of the smaller tail, bracketed (see the module comment).
+fn solve(f: &mut F, a: &Value, p: &Value, q: &Value) -> Value {
+    let zero = f.c(0.0);
+    let inf = f.c(f64::INFINITY);
+    let upper = f.cmp(CmpF::Olt, q, p);
+    let (x0, underflow) = start(f, a, p, q, &upper);
+    // A root below the smallest subnormal is 0 (those lanes start converged).
+    let x0 = f.sel(&underflow, &zero, &x0);
+    let (a, p, q, upper) = (a.clone(), p.clone(), q.clone(), upper.clone());
+    let x = bracketed_newton(f, &x0, &underflow, &zero, &inf, STEPS, |g, x| {
+        let zero = g.c(0.0);
+        let one = g.c(1.0);
+        let (big_p, big_q, x_density) = tails_and_density(g, &a, x);
+        let tail = g.sel(&upper, &big_q, &big_p);
+        let target = g.sel(&upper, &q, &p);
+        let err = g.sub(&tail, &target);
+        // x is past the root where P > p, i.e. Q < q.
+        let tail_above = g.cmp(CmpF::Ogt, &err, &zero);
+        let tail_below = g.cmp(CmpF::Olt, &err, &zero);
+        let past = g.sel(&upper, &tail_below, &tail_above);
+        // s = log(T / t) T / (x T'); lower: x e^-s, upper: x (1 + s).
+        let rel = g.div(&err, &target);
+        let log_ratio = log1p(g.b, &rel);
+        let ratio = g.div(&tail, &x_density);
+        let s = g.mul(&log_ratio, &ratio);
+        let minus_s = g.neg(&s);
+        let factor_lower = g.exp(&minus_s);
+        let factor_upper = g.add(&one, &s);
+        let factor = g.sel(&upper, &factor_upper, &factor_lower);
+        let next = g.mul(x, &factor);
+        let exact = g.cmp(CmpF::Oeq, &err, &zero);
+        Step { past, next, exact }
+    });
+    // Only below 1 (and a): nearer the middle the sum's O(a log a) terms round worse than
+    // the Newton steps' P and S / a is no longer small.
+    let refine = f.cmp(CmpF::Olt, &x, &a);
+    let one = f.c(1.0);
+    let below_one = f.cmp(CmpF::Olt, &x, &one);
+    let refine = and(f, &refine, &below_one);
+    let not_upper = not(f, &upper);
+    let refine = and(f, &refine, &not_upper);
+    lower_tail_refinement(f, &a, &p, &x, &refine)
+}
+
+/// One more Newton step for a root x < a of P(a, x) = p, on log P = a log x - x -
+/// lgamma(1 + a) + log S (S = P's series, `incomplete_gamma::p_series`) with a log x and
+/// log p carried to twice the precision: the residual log(P / p) is then accurate to an
+/// ulp of its O(1) terms rather than of a log x (up to 745 a, whose rounding alone would
+/// cost the root |log x| / 2 ulps, and 1 / a times more for small a, where
+/// the root is ill-conditioned). d log P / d log x = a / S. Lanes not to `refine` get
+/// stand-ins.
+fn lower_tail_refinement(f: &mut F, a: &Value, p: &Value, x: &Value, refine: &Value) -> Value {
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let zero = f.c(0.0);
+    let usable = f.cmp(CmpF::Ogt, x, &zero);
+    let use_it = and(f, refine, &usable);
+    let x_in = x.clone();
+    let a = f.sel(&use_it, a, &one);
+    let x = f.sel(&use_it, x, &half);
+    let (series, _) = p_series(f, &a, &x);
+    let (lx, lx_lo) = log_dd(f, &x);
+    let (t, t_lo) = f.two_prod(&a, &lx);
+    let t_lo = f.fma(&a, &lx_lo, &t_lo);
+    let (lp, lp_lo) = log_dd(f, p);
+    let r = f.sub(&t, &lp);
+    let lo = f.sub(&t_lo, &lp_lo);
+    let r = f.add(&r, &lo);
+    let r = f.sub(&r, &x);
+    let lg = lgamma1p(f, &a);
+    let r = f.sub(&r, &lg);
+    let ls = f.log(&series);
+    let r = f.add(&r, &ls);
+    // x exp(-r S / a), r tiny: x - x r S / a.
+    let s = f.mul(&r, &series);
+    let s = f.div(&s, &a);
+    let minus_s = f.neg(&s);
+    let refined = f.fma(&x, &minus_s, &x);
+    f.sel(&use_it, &refined, &x_in)
+}
+
+/// gammaincinv (`lower`: the argument is p) or gammainccinv (q) with the special values.
+fn inverse(b: &mut Block, a: &Value, y: &Value, lower: bool) -> Value {
+    let mut f = F::new(b, a);
+    let f = &mut f;
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let inf = f.c(f64::INFINITY);
+    let nan = f.c(f64::NAN);
+    // The solver on safe stand-ins (a = 1, p = 1/2) where the arguments are special.
+    let a_pos = f.cmp(CmpF::Ogt, a, &zero);
+    let a_fin = f.cmp(CmpF::Olt, a, &inf);
+    let y_in = f.cmp(CmpF::Ogt, y, &zero);
+    let y_below = f.cmp(CmpF::Olt, y, &one);
+    let mut regular = and(f, &a_pos, &a_fin);
+    for c in [&y_in, &y_below] {
+        regular = and(f, &regular, c);
+    }
+    let sa = f.sel(&regular, a, &one);
+    let sy = f.sel(&regular, y, &half);
+    let other = f.sub(&one, &sy);
+    let (p, q) = if lower { (sy, other) } else { (other, sy) };
+    let x = solve(f, &sa, &p, &q);
+    // Ends: p = 0 (q = 1) gives 0, p = 1 (q = 0) inf, for every a >= 0.
+    let (at_zero, at_inf) = if lower { (zero.clone(), inf.clone()) } else { (inf.clone(), zero.clone()) };
+    let y_zero = f.cmp(CmpF::Oeq, y, &zero);
+    let y_one = f.cmp(CmpF::Oeq, y, &one);
+    let r = f.sel(&regular, &x, &nan);
+    let a_ok = f.cmp(CmpF::Oge, a, &zero); // false on nan
+    let end_zero = and(f, &y_zero, &a_ok);
+    let end_one = and(f, &y_one, &a_ok);
+    let r = f.sel(&end_zero, &at_zero, &r);
+    f.sel(&end_one, &at_inf, &r)
+}
+
+pub fn gammaincinv(b: &mut Block, a: &Value, p: &Value) -> Value {
+    inverse(b, a, p, true)
+}
+
+pub fn gammainccinv(b: &mut Block, a: &Value, q: &Value) -> Value {
+    inverse(b, a, q, false)
+}

@@ -1,0 +1,113 @@
+//! Bracketed Newton iteration for the inverses of the monotone special functions
+//! (gammaincinv and gammainccinv in incomplete_gamma_inv.rs, betaincinv in beta_inv.rs),
+//! as one `scf.while` per lane:
+//!
+//! - each step evaluates the function at x and gets (from the caller) whether x is past
+//!   the root, Newton's next point and whether the residual is exactly 0;
+//! - the bracket [lo, hi] those signs narrow keeps the iteration from running away: a step
+//!   that leaves it (or a nan, from an underflowed function) goes to the bracket's middle
+//!   (geometric while its ends are more than a factor 4 apart; a factor 16 past an end
+//!   still at 0 or inf); one that leaves it by a hair (the residual's rounding, at the
+//!   root) goes to the end it crossed, which the next step then confirms;
+//! - it stops when a step moves x by less than 4 ulps (closer, the rounding of the
+//!   residual decides the steps), when the residual is 0, or at the step cap.
+
+use super::F;
+use crate::mlir::{Arith, CmpF, Value};
+
+/// The iteration stops once a step is below this many ulps of x (per type).
+const STEP_TOLERANCE: (f64, f64) = (4.0 * 1.1102230246251565e-16, 4.0 * 5.960464477539063e-08);
+/// How far past a bracket end (relative) a step may land and still go to that end.
+const NEAR_END: (f64, f64) = (64.0 * 1.1102230246251565e-16, 64.0 * 5.960464477539063e-08);
+
+/// What one step computes at x.
+pub(super) struct Step {
+    /// x is past the root (it becomes the bracket's upper end).
+    pub past: Value,
+    /// Newton's next point.
+    pub next: Value,
+    /// The residual is exactly 0 (x is the root).
+    pub exact: Value,
+}
+
+/// The root from `x0` within [lo, hi], at most `steps` evaluations of `step`; lanes with
+/// `start_done` true keep x0.
+pub(super) fn bracketed_newton(
+    f: &mut F,
+    x0: &Value,
+    start_done: &Value,
+    lo: &Value,
+    hi: &Value,
+    steps: f64,
+    step: impl FnOnce(&mut F, &Value) -> Step,
+) -> Value {
+    let ty = f.ty;
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let first = f.sel(start_done, &zero, &one);
+    // State: step count, x, lo, hi, the last step's relative size.
+    let done = f.b.scf_while(
+        &[zero, x0.clone(), lo.clone(), hi.clone(), first],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let tol = g.k(STEP_TOLERANCE);
+            let go_on = g.cmp(CmpF::Ogt, &v[4], &tol);
+            let max = g.c(steps);
+            let more = g.cmp(CmpF::Olt, &v[0], &max);
+            g.b.arith(Arith::AndI, &go_on, &more)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
+            let zero = g.c(0.0);
+            let one = g.c(1.0);
+            let Step { past, next, exact } = step(&mut g, x);
+            let hi = g.sel(&past, x, hi);
+            let lo = g.sel(&past, lo, x);
+            let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
+            let in_hi = g.cmp(CmpF::Olt, &next, &hi);
+            let inside = g.b.arith(Arith::AndI, &in_lo, &in_hi);
+            let below = g.cmp(CmpF::Ole, &next, &lo);
+            let end = g.sel(&below, &lo, &hi);
+            let miss = g.sub(&next, &end);
+            let miss = g.abs(&miss);
+            let near = g.k(NEAR_END);
+            let near = g.mul(&end, &near);
+            let at_end = g.cmp(CmpF::Ole, &miss, &near);
+            let mid = bracket_middle(&mut g, &lo, &hi);
+            let fallback = g.sel(&at_end, &end, &mid);
+            let next = g.sel(&inside, &next, &fallback);
+            let change = g.sub(&next, x);
+            let change = g.abs(&change);
+            let size = g.div(&change, &next);
+            let size = g.sel(&exact, &zero, &size);
+            let next = g.sel(&exact, x, &next);
+            let n = g.add(n, &one);
+            vec![n, next, lo, hi, size]
+        },
+    );
+    done[1].clone()
+}
+
+/// The middle of the bracket [lo, hi] (lo >= 0, hi <= inf, not both ends open).
+fn bracket_middle(f: &mut F, lo: &Value, hi: &Value) -> Value {
+    let zero = f.c(0.0);
+    let half = f.c(0.5);
+    let four = f.c(4.0);
+    let sixteen = f.c(16.0);
+    let sixteenth = f.c(0.0625);
+    let inf = f.c(f64::INFINITY);
+    let sum = f.add(lo, hi);
+    let arithmetic = f.mul(&sum, &half);
+    let prod = f.mul(lo, hi);
+    let geometric = f.sqrt(&prod);
+    let four_lo = f.mul(lo, &four);
+    let wide = f.cmp(CmpF::Ogt, hi, &four_lo);
+    let mid = f.sel(&wide, &geometric, &arithmetic);
+    let below = f.mul(hi, &sixteenth);
+    let above = f.mul(lo, &sixteen);
+    let lo_open = f.cmp(CmpF::Oeq, lo, &zero);
+    let hi_open = f.cmp(CmpF::Oeq, hi, &inf);
+    let mid = f.sel(&lo_open, &below, &mid);
+    f.sel(&hi_open, &above, &mid)
+}

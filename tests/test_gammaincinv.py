@@ -1,0 +1,109 @@
+"""The inverses of the regularized incomplete gamma functions, gammaincinv(a, p) and
+gammainccinv(a, q) (lower/scalar_math/incomplete_gamma_inv.rs).
+
+PyTensor's Ops have no C code: the C backend runs their Python implementation, scipy's
+gammaincinv and gammainccinv, so "the C backend" below is scipy on the same points.
+
+- accuracy: against mpmath (a root found at 256 bits, benchmarks/accuracy_cases.py) on a
+  log-uniform in [1e-2, 1e3] and p uniform, in both tails down to 1e-300 and within 1e-16
+  of 1: never a larger max error than the C backend's; where the C backend is within
+  8 ULP, ours within 40 in float64 (see below) and within 1 ULP in float32 (computed in
+  float64 and rounded once).
+- special values and bad input: exactly as the C backend (nan for a < 0, a nan, a
+  probability outside [0, 1]; the ends 0 and inf).
+- the gradient PyTensor builds (from the forward function, exp, gamma and pow) against the
+  C backend.
+"""
+
+import os
+import sys
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from conftest import C, MLIR, assert_same, compile_both
+from test_elemwise import scalar_ops
+from ulp import exact, ulp_errors
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+from accuracy_cases import BY_NAME, points  # noqa: E402
+
+MAX_ULP = 8.0
+# Where the C backend is within 8 ULP, float64 results may miss by the forward function's
+# error (incomplete_gamma.rs: up to 48 ULP below a = 10 near x = a; 25.5 ULP measured at
+# gammaincinv(0.671, 0.843), where Q is a continued fraction at x = 1.31) times the root's
+# condition, and for a < 0.1 by the 1/a-amplified rounding of log p (the root of a tail
+# like x^a): 21 ULP (gammaincinv(0.029, 0.36)). The C backend's max on the same points is
+# 2,900 ULP (gammaincinv(0.001, 0.5)).
+MAX_ULP_WHERE_C_IS_ACCURATE = {"float32": 1.0, "float64": 40.0}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gammaincinv_and_gammainccinv_accuracy(dtype):
+    names = ["gammaincinv", "gammainccinv"]
+    cases = [BY_NAME[n] for n in names]
+    rng = np.random.default_rng(11)
+    a, p = pt.vector("a", dtype=dtype), pt.vector("p", dtype=dtype)
+    f, ref = compile_both([a, p], [c.pytensor(a, p) for c in cases])
+    assert {"GammaIncInv", "GammaIncCInv"} <= scalar_ops(f)
+    v = points(cases[0], dtype, 300, rng)
+    with np.errstate(all="ignore"):
+        got, c_got = f(*v), ref(*v)
+    report = []
+    for c, g, cg in zip(cases, got, c_got):
+        want = exact(c.mpmath, *v)
+        errors, c_errors = ulp_errors(g, want, dtype), ulp_errors(cg, want, dtype)
+        bad = (c_errors <= MAX_ULP) & (errors > MAX_ULP_WHERE_C_IS_ACCURATE[dtype])
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(v[:, i])!r} (got {g[i]!r}, want {float(want[i])!r}; C {c_errors[i]:.3g})")
+        if errors.max() > max(MAX_ULP, c_errors.max()):
+            i = int(np.argmax(errors))
+            report.append(f"{c.name}: max {errors[i]:.3g} ULP at {tuple(v[:, i])!r}, C backend's max {c_errors.max():.3g}")
+    assert not report, "\n".join(report)
+
+
+def test_gammaincinv_special_values_like_the_c_backend():
+    """Every pair of special and plain arguments, float64 and float32, and integer a (int8:
+    float32 results), against the C backend (scipy), except where scipy's answers are
+    artifacts of its code and ours nan: at a = 0 scipy gives nan for most p in (0, 1) but
+    0 for some near the ends, and at a = 1e-300 0 for p outside [0, 1]."""
+    nan, inf = np.nan, np.inf
+    a_vals = np.array([0.0, -1.0, 1.0, 2.5, 1e-300, 0.01, 150.0, inf, -inf, nan])
+    p_vals = np.array([0.0, 1.0, 0.5, -0.1, 1.1, nan, 1e-300, 1 - 2**-53, 2**-53, inf, -inf])
+    av, pv = (g.ravel() for g in np.meshgrid(a_vals, p_vals))
+    a, p = pt.dvector("a"), pt.dvector("p")
+    a32, p32 = pt.fvector("a32"), pt.fvector("p32")
+    ai = pt.bvector("ai")
+    # (Each inverse is a loop nest that costs seconds to compile: four outputs.)
+    outs = [pt.gammaincinv(a, p), pt.gammainccinv(a, p), pt.gammaincinv(a32, p32), pt.gammainccinv(ai, p32)]
+    f, ref = compile_both([a, p, a32, p32, ai], outs)
+    ints = np.resize(np.array([0, 1, 2, 5, 100, -3], dtype="int8"), av.shape)
+    vals = [av, pv, av.astype("float32"), pv.astype("float32"), ints]
+    with np.errstate(all="ignore"):
+        got, want = f(*vals), ref(*vals)
+    assert [g.dtype for g in got] == [np.float64] * 2 + [np.float32] * 2
+    a_all = [av, av, av.astype("float32"), ints]
+    p_all = [pv, pv] + [pv.astype("float32")] * 2
+    with np.errstate(invalid="ignore"):
+        artifacts = [((x == 0) & (y > 0) & (y < 1)) | (y < 0) | (y > 1) for x, y in zip(a_all, p_all)]
+    want = [np.where(m, np.nan, w).astype(w.dtype) for m, w in zip(artifacts, want)]
+    # Finite results to the accuracy above (tails included): rtol 1e-13 (1e-6 in float32).
+    for name, g, w in zip(["inv64", "cinv64", "inv32", "cinv_int8"], got, want):
+        assert_same(g, w, rtol=1e-13 if g.dtype == np.float64 else 1e-6, err_msg=name)
+
+
+def test_gammaincinv_gradient_like_the_c_backend():
+    """d/dp gammaincinv(k, p) and d/dq gammainccinv(k, q): PyTensor's formula (exp, gamma,
+    pow and the inverse itself), compiled in MLIR mode, against the C backend."""
+    k, p = pt.dvector("k"), pt.dvector("p")
+    cost = (pt.gammaincinv(k, p) + 2.0 * pt.gammainccinv(k, p)).sum()
+    (g,) = pytensor.grad(cost, [p])
+    f, ref = compile_both([k, p], g)
+    assert "GammaIncInv" in scalar_ops(f)
+    kv = np.array([0.5, 1.0, 2.5, 7.0, 30.0, 120.0, 0.05])
+    pv = np.array([0.3, 0.5, 0.01, 0.9, 0.999, 1e-8, 0.6])
+    assert_same(f(kv, pv), ref(kv, pv), rtol=1e-11)
+
