@@ -41,7 +41,7 @@
 //! 1 - 2^-53 there).
 
 use super::{exp_log, gamma, F};
-use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
+use crate::mlir::{Block, CmpF, Value};
 
 /// Lentz's tiny value, which stands in for a zero denominator (per type: f64, f32).
 const TINY: (f64, f64) = (1e-300, 1e-30);
@@ -54,13 +54,7 @@ const SERIES_BELOW: f64 = 0.99;
 /// The power term switches to Stirling's formula for arguments from here.
 const STIRLING_FROM: f64 = 10.0;
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
-fn or(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::OrI, a, c)
-}
 
 /// log(1 + u) - u for |u| < 1/2: with s = u / (2 + u), log(1 + u) = 2 atanh(s) =
 /// 2 (s + s^3/3 + s^5/5 + ...) and 2s - u = -u s, so it is -u s + 2 s^3 (1/3 + s^2/5 + ...);
@@ -156,8 +150,8 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
     let both_small = f.mul(&ex, &g);
     let p_big = f.cmp(CmpF::Oge, p, &from);
     let q_big = f.cmp(CmpF::Oge, q, &from);
-    let big = and(f, &p_big, &q_big);
-    let any_big = or(f, &p_big, &q_big);
+    let big = f.and(&p_big, &q_big);
+    let any_big = f.or(&p_big, &q_big);
     let r = f.sel(&any_big, &one_small, &both_small);
     f.sel(&big, &both_big, &r)
 }
@@ -195,7 +189,7 @@ fn continued_fraction(f: &mut F, p: &Value, q: &Value, z: &Value, z_lo: &Value, 
             let go_on = g.cmp(CmpF::Oge, &change, &tol);
             let max = g.c(MAX_STEPS);
             let more = g.cmp(CmpF::Ole, &v[0], &max);
-            and(&mut g, &go_on, &more)
+            g.and(&go_on, &more)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -283,7 +277,7 @@ fn power_series(f: &mut F, a: &Value, b: &Value, x: &Value, skip: &Value) -> Val
             let go_on = g.cmp(CmpF::Ogt, &term, &limit);
             let max = g.c(MAX_STEPS);
             let more = g.cmp(CmpF::Ole, n, &max);
-            and(&mut g, &go_on, &more)
+            g.and(&go_on, &more)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -337,11 +331,10 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value
     let small_bx = f.cmp(CmpF::Ole, &bx, &one);
     let series_cut = f.c(SERIES_BELOW);
     let x_ok = f.cmp(CmpF::Ole, x, &series_cut);
-    let series = and(f, &small_bx, &x_ok);
+    let series = f.and(&small_bx, &x_ok);
     let past = f.cmp(CmpF::Ogt, x, &cut);
-    let true_ = f.b.constant_int(1, ScalarType::I1);
-    let not_series = f.b.arith(Arith::XOrI, &series, &true_);
-    let swap = and(f, &past, &not_series);
+    let not_series = f.not(&series);
+    let swap = f.and(&past, &not_series);
     let p = f.sel(&swap, b, a);
     let q = f.sel(&swap, a, b);
     let z = f.sel(&swap, &xc, x);
@@ -389,13 +382,13 @@ pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
     let x_high = f.cmp(CmpF::Ole, x, &one);
     let mut valid = valid_a.clone();
     for c in [&finite_a, &valid_b, &finite_b, &x_low, &x_high] {
-        valid = and(f, &valid, c);
+        valid = f.and(&valid, c);
     }
     let half = f.c(0.5);
     let inner_x = f.cmp(CmpF::Ogt, x, &zero);
     let below_one = f.cmp(CmpF::Olt, x, &one);
-    let inner_x = and(f, &inner_x, &below_one);
-    let safe = and(f, &valid, &inner_x);
+    let inner_x = f.and(&inner_x, &below_one);
+    let safe = f.and(&valid, &inner_x);
     let sa = f.sel(&safe, a, &one);
     let sb = f.sel(&safe, b, &one);
     let sx = f.sel(&safe, x, &half);

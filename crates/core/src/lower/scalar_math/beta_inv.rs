@@ -34,16 +34,13 @@ use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
 use super::newton::{bracketed_newton, Step};
 use super::F;
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Block, CmpF, Value};
 
 /// The most Newton steps (each a betainc).
 const STEPS: f64 = 40.0;
 /// Past this y the equation is reflected even for a root below 1/2.
 const NEAR_ONE: f64 = 0.9;
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
 /// The starting point for I_x(p, q) = y, p, q > 0 finite, 0 < y <= 1/2 or a root below
 /// 1/2: inside (0, 1).
@@ -117,13 +114,13 @@ fn start(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
     let tails = f.sel(&low_tail, &x_low, &x_high);
     let p_big = f.cmp(CmpF::Oge, p, &one);
     let q_big = f.cmp(CmpF::Oge, q, &one);
-    let both = and(f, &p_big, &q_big);
+    let both = f.and(&p_big, &q_big);
     let g = f.sel(&both, &normal, &tails);
     // Inside (0, 1), or the middle when the formulas fail.
     let zero = f.c(0.0);
     let inside = f.cmp(CmpF::Ogt, &g, &zero);
     let below = f.cmp(CmpF::Olt, &g, &one);
-    let inside = and(f, &inside, &below);
+    let inside = f.and(&inside, &below);
     let half = f.c(0.5);
     f.sel(&inside, &g, &half)
 }
@@ -183,22 +180,16 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let half = f.c(0.5);
     let inf = f.c(f64::INFINITY);
     let nan = f.c(f64::NAN);
+    // valid: a, b > 0 and y in [0, 1]; regular: also finite a, b and y inside (0, 1).
     let a_pos = f.cmp(CmpF::Ogt, a, &zero);
     let b_pos = f.cmp(CmpF::Ogt, b, &zero);
     let y_low = f.cmp(CmpF::Oge, y, &zero);
     let y_high = f.cmp(CmpF::Ole, y, &one);
-    let mut valid = and(f, &a_pos, &b_pos);
-    for c in [&y_low, &y_high] {
-        valid = and(f, &valid, c);
-    }
-    let a_fin = f.cmp(CmpF::Olt, a, &inf);
-    let b_fin = f.cmp(CmpF::Olt, b, &inf);
-    let y_in = f.cmp(CmpF::Ogt, y, &zero);
-    let y_below = f.cmp(CmpF::Olt, y, &one);
-    let mut regular = and(f, &valid, &a_fin);
-    for c in [&b_fin, &y_in, &y_below] {
-        regular = and(f, &regular, c);
-    }
+    let valid = f.all(&[&a_pos, &b_pos, &y_low, &y_high]);
+    let a_regular = f.inside(a, 0.0, f64::INFINITY);
+    let b_regular = f.inside(b, 0.0, f64::INFINITY);
+    let y_inside = f.inside(y, 0.0, 1.0);
+    let regular = f.all(&[&a_regular, &b_regular, &y_inside]);
     let sa = f.sel(&regular, a, &one);
     let sb = f.sel(&regular, b, &one);
     let sy = f.sel(&regular, y, &half);
@@ -208,9 +199,9 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let past_root = f.cmp(CmpF::Ogt, &sy, &i_half);
     let near_one = f.c(NEAR_ONE);
     let near_one = f.cmp(CmpF::Ogt, &sy, &near_one);
-    let past_root = f.b.arith(Arith::OrI, &past_root, &near_one);
+    let past_root = f.or(&past_root, &near_one);
     let past_half = f.cmp(CmpF::Ogt, &sy, &half);
-    let upper = and(f, &past_root, &past_half);
+    let upper = f.and(&past_root, &past_half);
     let p = f.sel(&upper, &sb, &sa);
     let q = f.sel(&upper, &sa, &sb);
     let yc = f.sub(&one, &sy);
@@ -223,7 +214,7 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let b_inf = f.cmp(CmpF::Oeq, b, &inf);
     let r = f.sel(&a_inf, &one, &r);
     let r = f.sel(&b_inf, &zero, &r);
-    let both_inf = and(f, &a_inf, &b_inf);
+    let both_inf = f.and(&a_inf, &b_inf);
     let r = f.sel(&both_inf, &nan, &r);
     let at_zero = f.cmp(CmpF::Oeq, y, &zero);
     let r = f.sel(&at_zero, &zero, &r);

@@ -28,7 +28,7 @@
 //!   and -erfcinv(2 - q) above (1 - q and 2 - q are exact there).
 
 use super::F;
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Block, CmpF, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
 /// ERF_SMALL: degree 10; max relative error of P: 1.30e-22 (exact arithmetic), 1.29e-16 (float64 coefficients and Horner).
@@ -239,7 +239,7 @@ pub fn erfcx(b: &mut Block, x: &Value) -> Value {
     let overflow = f.cmp(CmpF::Oeq, &e2, &inf);
     let limit = f.c(-27.0);
     let far = f.cmp(CmpF::Olt, x, &limit);
-    let far = f.b.arith(Arith::OrI, &far, &overflow);
+    let far = f.or(&far, &overflow);
     let neg = f.sel(&far, &inf, &neg);
     let zero = f.c(0.0);
     let negative = f.cmp(CmpF::Olt, x, &zero);
@@ -330,7 +330,7 @@ pub fn erfcinv(b: &mut Block, q: &Value) -> Value {
     let t = f.sel(&upper, &mirrored, q);
     let t_ok = f.cmp(CmpF::Ogt, &t, &zero);
     let t_small = f.cmp(CmpF::Olt, &t, &half);
-    let t_ok = f.b.arith(Arith::AndI, &t_ok, &t_small);
+    let t_ok = f.and(&t_ok, &t_small);
     let t_safe = f.sel(&t_ok, &t, &half);
     let tail = erfcinv_tail(f, &t_safe);
     let inf = f.c(f64::INFINITY);
@@ -339,7 +339,7 @@ pub fn erfcinv(b: &mut Block, q: &Value) -> Value {
     let minus_tail = f.neg(&tail);
     let tail = f.sel(&upper, &minus_tail, &tail);
     let below = f.cmp(CmpF::Olt, q, &half);
-    let middle = f.b.arith(Arith::OrI, &below, &upper);
+    let middle = f.or(&below, &upper);
     let r = f.sel(&middle, &tail, &small);
     let nan = f.c(f64::NAN);
     let under = f.cmp(CmpF::Olt, q, &zero);

@@ -238,9 +238,6 @@ fn floor(f: &mut F, v: &Value) -> Value {
     f.b.math(MathUnary::Floor, v)
 }
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
 /// (sin(pi x), cos(pi x)) for finite x: x = n + r with n the nearest integer (x itself
 /// past 2^52, where every double is one) and r exact in [-1/2, 1/2]; then |r| <= 1/4 is
@@ -283,7 +280,7 @@ fn non_positive_integer(f: &mut F, x: &Value) -> Value {
     let fl = floor(f, x);
     let integral = f.cmp(CmpF::Oeq, &fl, x);
     let non_positive = f.cmp(CmpF::Ole, x, &zero);
-    and(f, &integral, &non_positive)
+    f.and(&integral, &non_positive)
 }
 
 fn is_tiny(f: &mut F, x: &Value) -> Value {
@@ -507,7 +504,7 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let inv = f.div(&one, x);
     let minus_inv = f.neg(&inv);
     let tiny = is_tiny(f, x);
-    let tiny_negative = and(f, &tiny, &neg);
+    let tiny_negative = f.and(&tiny, &neg);
     let r = f.sel(&tiny_negative, &minus_inv, &r);
     inf_at_poles(f, x, &r)
 }
@@ -642,7 +639,7 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let pole = non_positive_integer(f, x);
     let not_zero = f.cmp(CmpF::Une, x, &zero);
-    let pole = and(f, &pole, &not_zero);
+    let pole = f.and(&pole, &not_zero);
     let r = f.sel(&pole, &nan, &r);
     f.keep_nan(x, &r)
 }

@@ -32,7 +32,7 @@ use super::erf::poly;
 use super::exp_log::expm1;
 use super::gamma::{gamma, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
 use super::F;
-use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
+use crate::mlir::{Block, CmpF, Value};
 
 /// The unit roundoff per type: the loops stop once a term changes the sum by less.
 const EPS: (f64, f64) = (1.1102230246251565e-16, 5.960464477539063e-08);
@@ -76,18 +76,8 @@ const ATANH_TAIL: [f64; 18] = [
 /// Terms of Q's series for x <= 1.1: 1.1^20 / 20! is below 3e-18.
 const Q_SERIES_TERMS: usize = 20;
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
-fn or(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::OrI, a, c)
-}
 
-fn not(f: &mut F, a: &Value) -> Value {
-    let t = f.b.constant_int(1, ScalarType::I1);
-    f.b.arith(Arith::XOrI, a, &t)
-}
 
 /// a phi(x / a) with phi(l) = l - 1 - log l >= 0. With t = (x - a)/a (x - a exact for
 /// |t| <= 1/2) and s = t / (2 + t), log(1 + t) = 2 atanh(s), so phi = t - 2 atanh(s) =
@@ -169,7 +159,7 @@ pub(super) fn p_series(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
             let small = g.mul(sum, &eps);
             let going = g.cmp(CmpF::Ogt, term, &small);
             let under = g.cmp(CmpF::Olt, n, &limit);
-            and(&mut g, &going, &under)
+            g.and(&going, &under)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -211,7 +201,7 @@ fn q_fraction(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
             let limit = g.k(MAX_ITER);
             let going = g.cmp(CmpF::Ogt, change, &eps);
             let under = g.cmp(CmpF::Olt, i, &limit);
-            and(&mut g, &going, &under)
+            g.and(&going, &under)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -314,16 +304,16 @@ fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
     let a_fin = f.cmp(CmpF::Olt, a, &inf);
     let x_nonneg = f.cmp(CmpF::Oge, x, &zero);
     let x_fin = f.cmp(CmpF::Olt, x, &inf);
-    let regular = and(f, &a_pos, &a_fin);
-    let regular = and(f, &regular, &x_nonneg);
-    let regular = and(f, &regular, &x_fin);
+    let regular = f.and(&a_pos, &a_fin);
+    let regular = f.and(&regular, &x_nonneg);
+    let regular = f.and(&regular, &x_fin);
     let small_x = f.c(SMALL_X);
     let x_big = f.cmp(CmpF::Ogt, x, &small_x);
     let x_ge_a = f.cmp(CmpF::Oge, x, a);
-    let in_fraction = and(f, &x_big, &x_ge_a);
-    let in_fraction = and(f, &in_fraction, &regular);
-    let not_fraction = not(f, &in_fraction);
-    let in_series = and(f, &regular, &not_fraction);
+    let in_fraction = f.and(&x_big, &x_ge_a);
+    let in_fraction = f.and(&in_fraction, &regular);
+    let not_fraction = f.not(&in_fraction);
+    let in_series = f.and(&regular, &not_fraction);
     // Stand-ins: the series of (1, 0) and the fraction of (1, 2) stop after one step.
     let a_s = f.sel(&in_series, a, &one);
     let x_s = f.sel(&in_series, x, &zero);
@@ -346,11 +336,11 @@ fn parts(f: &mut F, a: &Value, x: &Value) -> Parts {
     let q = f.sel(&in_fraction, &q_fraction_value, &q);
     // Past the iteration cap (a beyond about 1e8 with x near a) the sums are unfinished:
     // nan rather than a wrong number.
-    let converged = and(f, &series_ok, &fraction_ok);
+    let converged = f.and(&series_ok, &fraction_ok);
     let nan = f.c(f64::NAN);
     let p = f.sel(&converged, &p, &nan);
     let q = f.sel(&converged, &q, &nan);
-    let small_x = not(f, &x_big);
+    let small_x = f.not(&x_big);
     Parts { p, q, in_fraction, series, fraction, regular, small_x, upper_tiny_a, prefactor: pre }
 }
 
@@ -372,11 +362,11 @@ fn special_masks(f: &mut F, a: &Value, x: &Value) -> (Value, Value, Value) {
     let x_bad = f.cmp(CmpF::Ult, x, &zero); // nan too
     let a_inf = f.cmp(CmpF::Oeq, a, &inf);
     let x_inf = f.cmp(CmpF::Oeq, x, &inf);
-    let both_inf = and(f, &a_inf, &x_inf);
-    let nan = or(f, &a_bad, &x_bad);
-    let nan = or(f, &nan, &both_inf);
+    let both_inf = f.and(&a_inf, &x_inf);
+    let nan = f.or(&a_bad, &x_bad);
+    let nan = f.or(&nan, &both_inf);
     let x_zero = f.cmp(CmpF::Oeq, x, &zero);
-    let low = or(f, &x_zero, &a_inf);
+    let low = f.or(&x_zero, &a_inf);
     (low, x_inf, nan)
 }
 
@@ -428,7 +418,7 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let g = gamma(f.b, a);
     let r = with_specials(f, &parts, a, x, lower);
     let (direct, fallback_here) = if lower {
-        let not_fraction = not(f, &parts.in_fraction);
+        let not_fraction = f.not(&parts.in_fraction);
         let d = f.div(&parts.series, a);
         (d, not_fraction)
     } else {
@@ -452,10 +442,10 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let abs_ln_r = f.abs(&ln_r);
     let abs_e = f.abs(&e);
     let smaller = f.cmp(CmpF::Olt, &abs_e, &abs_ln_r);
-    let use_direct = or(f, &tiny, &g_inf);
-    let use_direct = or(f, &use_direct, &smaller);
-    let use_direct = and(f, &use_direct, &fallback_here);
-    let use_direct = and(f, &use_direct, &parts.regular);
+    let use_direct = f.or(&tiny, &g_inf);
+    let use_direct = f.or(&use_direct, &smaller);
+    let use_direct = f.and(&use_direct, &fallback_here);
+    let use_direct = f.and(&use_direct, &parts.regular);
     let r = f.sel(&use_direct, &unscaled, &scaled);
     let r = if lower {
         // a = inf: the integral of t^(a-1) e^-t over [0, x] is 0 up to x = 1, inf past it.
@@ -464,16 +454,16 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
         let a_inf = f.cmp(CmpF::Oeq, a, &inf);
         let x_le_one = f.cmp(CmpF::Ole, x, &one);
         let x_gt_one = f.cmp(CmpF::Ogt, x, &one);
-        let to_zero = and(f, &a_inf, &x_le_one);
-        let to_inf = and(f, &a_inf, &x_gt_one);
+        let to_zero = f.and(&a_inf, &x_le_one);
+        let to_inf = f.and(&a_inf, &x_gt_one);
         let r = f.sel(&to_zero, &zero, &r);
         f.sel(&to_inf, &inf, &r)
     } else {
         let one = f.c(1.0);
         let a_small = f.cmp(CmpF::Olt, a, &one);
-        let tiny_a = and(f, &g_inf, &a_small);
-        let tiny_a = and(f, &tiny_a, &parts.small_x);
-        let tiny_a = and(f, &tiny_a, &parts.regular);
+        let tiny_a = f.and(&g_inf, &a_small);
+        let tiny_a = f.and(&tiny_a, &parts.small_x);
+        let tiny_a = f.and(&tiny_a, &parts.regular);
         f.sel(&tiny_a, &parts.upper_tiny_a, &r)
     };
     // Unfinished sums (see `parts`) stay nan.
@@ -489,10 +479,10 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let zero = f.c(0.0);
     let a_bad = f.cmp(CmpF::Ule, a, &zero);
     let x_bad = f.cmp(CmpF::Ule, x, &zero);
-    let nan = or(f, &a_bad, &x_bad);
+    let nan = f.or(&a_bad, &x_bad);
     let a_inf = f.cmp(CmpF::Oeq, a, &inf);
-    let both_inf = and(f, &a_inf, &x_inf);
-    let nan = or(f, &nan, &both_inf);
+    let both_inf = f.and(&a_inf, &x_inf);
+    let nan = f.or(&nan, &both_inf);
     f.sel(&nan, &nan_v, &r)
 }
 

@@ -35,7 +35,7 @@ use super::gamma::{lgamma1p, lgamma_positive};
 use super::incomplete_gamma::{p_series, tails_and_density};
 use super::newton::{bracketed_newton, Step};
 use super::F;
-use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpF, Value};
 
 /// The most Newton steps (each a P and Q); from the starting points they take a few.
 const STEPS: f64 = 40.0;
@@ -44,18 +44,8 @@ const STEPS: f64 = 40.0;
 const LOWER_START_BELOW: f64 = 0.3;
 const UPPER_START_ABOVE: f64 = 2.0;
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
-fn not(f: &mut F, a: &Value) -> Value {
-    let t = f.b.constant_int(1, ScalarType::I1);
-    f.b.arith(Arith::XOrI, a, &t)
-}
 
-fn or(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::OrI, a, c)
-}
 
 /// The starting point for a > 0 finite, `t` = min(p, q) in (0, 1/2], `upper` whether
 /// t is q (see the module comment), positive and finite; and whether the root is below
@@ -112,9 +102,9 @@ fn start(f: &mut F, a: &Value, p: &Value, q: &Value, upper: &Value) -> (Value, V
     let upper_limit = f.mul(&upper_limit, &a1);
     let lower_ok = f.cmp(CmpF::Olt, &lower, &lower_limit);
     let wilson_bad = f.cmp(CmpF::Ule, &base, &zero);
-    let lower_ok = or(f, &lower_ok, &wilson_bad);
+    let lower_ok = f.or(&lower_ok, &wilson_bad);
     let upper_ok = f.cmp(CmpF::Ogt, &up, &upper_limit);
-    let upper_ok = or(f, &upper_ok, &wilson_bad);
+    let upper_ok = f.or(&upper_ok, &wilson_bad);
     let tail = f.sel(upper, &up, &lower);
     let tail_ok = f.sel(upper, &upper_ok, &lower_ok);
     let x0 = f.sel(&tail_ok, &tail, &wilson);
@@ -122,7 +112,7 @@ fn start(f: &mut F, a: &Value, p: &Value, q: &Value, upper: &Value) -> (Value, V
     let inf = f.c(f64::INFINITY);
     let pos = f.cmp(CmpF::Ogt, &x0, &zero);
     let fin = f.cmp(CmpF::Olt, &x0, &inf);
-    let ok = and(f, &pos, &fin);
+    let ok = f.and(&pos, &fin);
     let x0 = f.sel(&ok, &x0, &one);
     let underflow = f.cmp(CmpF::Oeq, &lower, &zero);
     (x0, underflow)
@@ -167,9 +157,9 @@ fn solve(f: &mut F, a: &Value, p: &Value, q: &Value) -> Value {
     let refine = f.cmp(CmpF::Olt, &x, &a);
     let one = f.c(1.0);
     let below_one = f.cmp(CmpF::Olt, &x, &one);
-    let refine = and(f, &refine, &below_one);
-    let not_upper = not(f, &upper);
-    let refine = and(f, &refine, &not_upper);
+    let refine = f.and(&refine, &below_one);
+    let not_upper = f.not(&upper);
+    let refine = f.and(&refine, &not_upper);
     lower_tail_refinement(f, &a, &p, &x, &refine)
 }
 
@@ -185,7 +175,7 @@ fn lower_tail_refinement(f: &mut F, a: &Value, p: &Value, x: &Value, refine: &Va
     let half = f.c(0.5);
     let zero = f.c(0.0);
     let usable = f.cmp(CmpF::Ogt, x, &zero);
-    let use_it = and(f, refine, &usable);
+    let use_it = f.and(refine, &usable);
     let x_in = x.clone();
     let a = f.sel(&use_it, a, &one);
     let x = f.sel(&use_it, x, &half);
@@ -220,14 +210,9 @@ fn inverse(b: &mut Block, a: &Value, y: &Value, lower: bool) -> Value {
     let inf = f.c(f64::INFINITY);
     let nan = f.c(f64::NAN);
     // The solver on safe stand-ins (a = 1, p = 1/2) where the arguments are special.
-    let a_pos = f.cmp(CmpF::Ogt, a, &zero);
-    let a_fin = f.cmp(CmpF::Olt, a, &inf);
-    let y_in = f.cmp(CmpF::Ogt, y, &zero);
-    let y_below = f.cmp(CmpF::Olt, y, &one);
-    let mut regular = and(f, &a_pos, &a_fin);
-    for c in [&y_in, &y_below] {
-        regular = and(f, &regular, c);
-    }
+    let a_regular = f.inside(a, 0.0, f64::INFINITY);
+    let y_inside = f.inside(y, 0.0, 1.0);
+    let regular = f.and(&a_regular, &y_inside);
     let sa = f.sel(&regular, a, &one);
     let sy = f.sel(&regular, y, &half);
     let other = f.sub(&one, &sy);
@@ -239,8 +224,8 @@ fn inverse(b: &mut Block, a: &Value, y: &Value, lower: bool) -> Value {
     let y_one = f.cmp(CmpF::Oeq, y, &one);
     let r = f.sel(&regular, &x, &nan);
     let a_ok = f.cmp(CmpF::Oge, a, &zero); // false on nan
-    let end_zero = and(f, &y_zero, &a_ok);
-    let end_one = and(f, &y_one, &a_ok);
+    let end_zero = f.and(&y_zero, &a_ok);
+    let end_one = f.and(&y_one, &a_ok);
     let r = f.sel(&end_zero, &at_zero, &r);
     f.sel(&end_one, &at_inf, &r)
 }

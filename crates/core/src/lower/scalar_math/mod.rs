@@ -87,6 +87,32 @@ impl<'a> F<'a> {
     pub fn sel(&mut self, cond: &Value, a: &Value, c: &Value) -> Value {
         self.b.select(cond, a, c)
     }
+    /// The lanes where both masks hold.
+    pub fn and(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::AndI, a, c)
+    }
+    /// The lanes where either mask holds.
+    pub fn or(&mut self, a: &Value, c: &Value) -> Value {
+        self.b.arith(Arith::OrI, a, c)
+    }
+    /// The lanes where the mask does not hold.
+    pub fn not(&mut self, a: &Value) -> Value {
+        let t = self.b.constant_int(1, ScalarType::I1);
+        self.b.arith(Arith::XOrI, a, &t)
+    }
+    /// The lanes where every mask holds.
+    pub fn all(&mut self, masks: &[&Value]) -> Value {
+        let (first, rest) = masks.split_first().expect("at least one mask");
+        rest.iter().fold((*first).clone(), |acc, m| self.and(&acc, m))
+    }
+    /// lo < x < hi (false on nan): the open interval a regular argument lies in.
+    pub fn inside(&mut self, x: &Value, lo: f64, hi: f64) -> Value {
+        let lo = self.c(lo);
+        let hi = self.c(hi);
+        let above = self.cmp(CmpF::Ogt, x, &lo);
+        let below = self.cmp(CmpF::Olt, x, &hi);
+        self.and(&above, &below)
+    }
     /// `r`, or `x` itself where `x` is nan (for formulas whose range tests are false on nan
     /// and would otherwise pick a finite branch).
     pub fn keep_nan(&mut self, x: &Value, r: &Value) -> Value {

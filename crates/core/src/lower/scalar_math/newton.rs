@@ -13,7 +13,7 @@
 //!   residual decides the steps), when the residual is 0, or at the step cap.
 
 use super::F;
-use crate::mlir::{Arith, CmpF, Value};
+use crate::mlir::{CmpF, Value};
 
 /// The iteration stops once a step is below this many ulps of x (per type).
 const STEP_TOLERANCE: (f64, f64) = (4.0 * 1.1102230246251565e-16, 4.0 * 5.960464477539063e-08);
@@ -54,7 +54,7 @@ pub(super) fn bracketed_newton(
             let go_on = g.cmp(CmpF::Ogt, &v[4], &tol);
             let max = g.c(steps);
             let more = g.cmp(CmpF::Olt, &v[0], &max);
-            g.b.arith(Arith::AndI, &go_on, &more)
+            g.and(&go_on, &more)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -66,7 +66,7 @@ pub(super) fn bracketed_newton(
             let lo = g.sel(&past, lo, x);
             let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
             let in_hi = g.cmp(CmpF::Olt, &next, &hi);
-            let inside = g.b.arith(Arith::AndI, &in_lo, &in_hi);
+            let inside = g.and(&in_lo, &in_hi);
             let below = g.cmp(CmpF::Ole, &next, &lo);
             let end = g.sel(&below, &lo, &hi);
             let miss = g.sub(&next, &end);

@@ -51,13 +51,7 @@ const MAX_ITER: f64 = 1.0e6;
 /// Binary powering handles exponents below 2^POWER_BITS (n up to 254; past 170 n! is inf).
 const POWER_BITS: usize = 8;
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
-fn or(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::OrI, a, c)
-}
 
 /// z^s for an integer-valued s in [0, 2^POWER_BITS), by binary powering.
 fn pow_int(f: &mut F, z: &Value, s: &Value) -> Value {
@@ -98,7 +92,7 @@ fn hurwitz_zeta(f: &mut F, s: &Value, x: &Value) -> (Value, Value) {
             let limit = g.c(MAX_ITER);
             let below = g.cmp(CmpF::Olt, &v[0], &z0_in);
             let under = g.cmp(CmpF::Olt, &v[2], &limit);
-            and(&mut g, &below, &under)
+            g.and(&below, &under)
         },
         |l, v| {
             let mut g = F { b: l, ty };
@@ -174,11 +168,11 @@ pub fn polygamma(b: &mut Block, n: &Value, x: &Value) -> Value {
     let fl = f.floor(x);
     let integral = f.cmp(CmpF::Oeq, &fl, x);
     let non_positive = f.cmp(CmpF::Ole, x, &zero);
-    let pole = and(f, &integral, &non_positive);
+    let pole = f.and(&integral, &non_positive);
     let x_inf = f.cmp(CmpF::Oeq, x, &inf);
     let x_nan = f.cmp(CmpF::Uno, x, x);
-    let odd_pole = or(f, &pole, &x_inf);
-    let special = or(f, &odd_pole, &x_nan);
+    let odd_pole = f.or(&pole, &x_inf);
+    let special = f.or(&odd_pole, &x_nan);
     // n >= 2 on regular x (stand-ins elsewhere keep the loop short).
     let n2 = f.b.arith(Arith::MaximumF, n, &two);
     let s = f.add(&n2, &one);

@@ -32,7 +32,7 @@
 //! on Chebyshev nodes with mpmath), as are the split constants (`--constants`).
 
 use super::{PerType, F};
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Block, CmpF, Value};
 
 // pi/2 = P1 + P2 + P3 + P4 (python scripts/fit_trig.py --constants).
 pub(super) const PIO2_1: PerType = (1.5707963267948966, 1.5707963705062866);
@@ -356,13 +356,13 @@ pub fn atan2(b: &mut Block, y: &Value, x: &Value) -> Value {
     let (h, l) = first_quadrant(&mut f, &ay, &zero, &ax, &zero);
     let y_zero = f.cmp(CmpF::Oeq, &ay, &zero);
     let x_zero = f.cmp(CmpF::Oeq, &ax, &zero);
-    let both_zero = f.b.arith(Arith::AndI, &y_zero, &x_zero);
+    let both_zero = f.and(&y_zero, &x_zero);
     let h = f.sel(&both_zero, &zero, &h);
     let l = f.sel(&both_zero, &zero, &l);
     let inf = f.c(f64::INFINITY);
     let y_inf = f.cmp(CmpF::Oeq, &ay, &inf);
     let x_inf = f.cmp(CmpF::Oeq, &ax, &inf);
-    let both_inf = f.b.arith(Arith::AndI, &y_inf, &x_inf);
+    let both_inf = f.and(&y_inf, &x_inf);
     let pio4_hi = f.k(PIO4_HI);
     let pio4_lo = f.k(PIO4_LO);
     let h = f.sel(&both_inf, &pio4_hi, &h);
