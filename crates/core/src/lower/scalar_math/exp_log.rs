@@ -59,13 +59,31 @@ fn log_near_one(f: &mut F, u: &Value) -> Value {
     f.sel(&near, &series, &l)
 }
 
+/// 1/n! for n = 3..13 (f64) and 3..8 (f32): Taylor's series of expm1 past r + r^2/2. For
+/// |r| <= ln2/2 the first term left out, r^14/14! (r^9/9!), is below 0.06 (0.01) of an ulp
+/// of expm1(r).
+const INV_FACTORIALS_64: [f64; 11] = [
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362880.0,
+    1.0 / 3628800.0,
+    1.0 / 39916800.0,
+    1.0 / 479001600.0,
+    1.0 / 6227020800.0,
+];
+const INV_FACTORIALS_32: [f64; 6] = [1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0, 1.0 / 40320.0];
+
 /// expm1(x) = e^x - 1. With x = k ln2 + r (k = round(x / ln2), r to twice the precision,
 /// |r| <= ln2/2), expm1(x) = 2^k expm1(r) + (2^k - 1): the power of two is exact, 2^k - 1
-/// too (k <= 52, or 23 in f32), so the sum rounds once. expm1(r) itself is
-/// (u - 1) + u (r - log u) with u = exp(r): u - 1 is exact (u in [0.7, 1.42]) and r - log u,
-/// exact too (Sterbenz), is the rounding error of u seen through log, added back to first
-/// order; u == 1 means expm1(r) rounds to r. Below 1e-18 (1e-9) expm1(x) rounds to x. Past 36 (15 in f32)
-/// expm1 and exp round alike (and overflow alike); below -40 (-18) expm1 rounds to -1.
+/// too (k <= 52, or 23 in f32), so the sum rounds once. expm1(r) is a polynomial
+/// (`expm1_reduced`), no call to exp or log: the hyperbolic functions, each one expm1,
+/// cost about one exp. Below 1e-18 (1e-9) expm1(x) rounds to x. Past 36 (15 in f32)
+/// expm1 and exp round alike: 2^k (1 + expm1(r)), which overflows where exp does (x is
+/// clamped at 710, 89 in f32, past the overflow); below -40 (-18) expm1 rounds to -1.
 pub fn expm1(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     expm1_in(&mut f, x)
@@ -75,13 +93,14 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let one = f.c(1.0);
     let zero = f.c(0.0);
     let minus_one = f.c(-1.0);
-    // Reduction (x is clamped so k stays small; the clamped range is decided below).
-    let limit = f.t(40.0, 18.0);
-    let minus_limit = f.neg(&limit);
-    let above = f.cmp(CmpF::Ogt, x, &limit);
-    let xc = f.sel(&above, &limit, x);
-    let below = f.cmp(CmpF::Olt, &xc, &minus_limit);
-    let xc = f.sel(&below, &minus_limit, &xc);
+    // Reduction (x is clamped so k stays within ldexp's range; past the clamps the
+    // result is -1 or inf anyway).
+    let low_limit = f.t(-40.0, -18.0);
+    let high_limit = f.t(710.0, 89.0);
+    let above = f.cmp(CmpF::Ogt, x, &high_limit);
+    let xc = f.sel(&above, &high_limit, x);
+    let below = f.cmp(CmpF::Olt, &xc, &low_limit);
+    let xc = f.sel(&below, &low_limit, &xc);
     let inv_ln2 = f.k(INV_LN2_HI);
     let half = f.c(0.5);
     let k = f.fma(&xc, &inv_ln2, &half);
@@ -98,15 +117,7 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let r_hi = f.add(&t, &klo);
     let back = f.sub(&r_hi, &t);
     let r_lo = f.sub(&klo, &back);
-    // expm1(r_hi + r_lo).
-    let u = f.exp(&r_hi);
-    let um1 = f.sub(&u, &one);
-    let log_u = log_near_one(f, &u);
-    let c = f.sub(&r_hi, &log_u);
-    let c = f.add(&c, &r_lo);
-    let em = f.fma(&u, &c, &um1);
-    let u_is_one = f.cmp(CmpF::Oeq, &u, &one);
-    let em = f.sel(&u_is_one, &r_hi, &em);
+    let em = expm1_reduced(f, &r_hi, &r_lo);
     // 2^k expm1(r) + (2^k - 1); k == 0 is em itself (keeps -0.0).
     let scaled = f.ldexp(&em, &k);
     let p = f.ldexp(&one, &k);
@@ -114,11 +125,13 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let r = f.add(&scaled, &pm1);
     let k_zero = f.cmp(CmpF::Oeq, &k, &zero);
     let r = f.sel(&k_zero, &em, &r);
+    // Large x: e^x = 2^k (1 + expm1(r)).
     let big = f.t(36.0, 15.0);
     let large = f.cmp(CmpF::Ogt, x, &big);
-    let ex = f.exp(x);
+    let e_r = f.add(&one, &em);
+    let ex = f.ldexp(&e_r, &k);
     let r = f.sel(&large, &ex, &r);
-    let small = f.cmp(CmpF::Olt, x, &minus_limit);
+    let small = f.cmp(CmpF::Olt, x, &low_limit);
     let r = f.sel(&small, &minus_one, &r);
     // Tiny x: x itself, with its sign (r_hi's zero takes k*ln2_lo's sign, which in f32 is
     // negative).
@@ -127,6 +140,28 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let tiny = f.cmp(CmpF::Olt, &a, &tiny_limit);
     let r = f.sel(&tiny, x, &r);
     f.keep_nan(x, &r)
+}
+
+/// expm1(r + r_lo) for |r| <= ln2/2 and r_lo below an ulp of r: Taylor's series
+/// r + r^2/2 + r^3 (1/3! + r/4! + ...), with r + r^2/2 (most of the value) carried to
+/// twice the precision, so the result rounds about once; r_lo enters to first order,
+/// times e^r.
+fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> Value {
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let half_r = f.mul(r, &half);
+    let (p, p_lo) = f.two_prod(r, &half_r);
+    // |r| >= r^2/2 for |r| <= 2: Fast2Sum applies.
+    let (s, s_lo) = f.fast_two_sum(r, &p);
+    let q = f.poly(r, &INV_FACTORIALS_64, &INV_FACTORIALS_32);
+    let r2 = f.mul(r, r);
+    let r3 = f.mul(&r2, r);
+    let tail = f.mul(&r3, &q);
+    let e_r = f.add(&one, &s);
+    let lo = f.fma(r_lo, &e_r, &tail);
+    let lo = f.add(&lo, &p_lo);
+    let lo = f.add(&lo, &s_lo);
+    f.add(&s, &lo)
 }
 
 /// log1p(x) = log(1 + x): with u = 1 + x rounded and c = (1 + x) - u its rounding error
@@ -292,92 +327,89 @@ pub fn exp2(b: &mut Block, x: &Value) -> Value {
     f.keep_nan(x, &r)
 }
 
-/// sinh, as fdlibm: with t = expm1(|x|), sinh = (2t - t^2/(t+1)) / 2 below 1 and
-/// (t + t/(t+1)) / 2 above (e^-|x| = 1/(t+1)); past 22 (12 in f32) e^-|x| no longer shows
-/// and sinh = e^|x| / 2, as h * (h / 2) with h = e^(|x|/2) so it overflows only where
-/// sinh does. The sign is x's (-0.0 kept).
+/// sinh, as fdlibm, from one expm1: with t = expm1(|x|), sinh = (2t - t^2/(t+1)) / 2
+/// below 1 and (t + t/(t+1)) / 2 above (e^-|x| = 1/(t+1)); past 22 (12 in f32) e^-|x| no
+/// longer shows and sinh = e^|x| / 2, as h * (h / 2) with h = e^(|x|/2) = 1 + expm1(|x|/2)
+/// so it overflows only where sinh does. The sign is x's (-0.0 kept).
 pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
     let one = f.c(1.0);
     let half = f.c(0.5);
     let two = f.c(2.0);
-    let t = expm1_in(&mut f, &a);
-    let t1 = f.add(&t, &one);
-    let tt = f.mul(&t, &t);
-    let q = f.div(&tt, &t1);
-    let two_t = f.mul(&two, &t);
-    let small = f.sub(&two_t, &q);
-    let small = f.mul(&small, &half);
-    let q2 = f.div(&t, &t1);
-    let mid = f.add(&t, &q2);
-    let mid = f.mul(&mid, &half);
-    let large = exp_half_squared(&mut f, &a);
-    let below_one = f.cmp(CmpF::Olt, &a, &one);
-    let r = f.sel(&below_one, &small, &mid);
     let limit = f.t(22.0, 12.0);
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
+    let a_half = f.mul(&a, &half);
+    let arg = f.sel(&beyond, &a_half, &a);
+    let t = expm1_in(&mut f, &arg);
+    let t1 = f.add(&t, &one);
+    // One division: t^2 / (t+1) below 1, t / (t+1) above.
+    let below_one = f.cmp(CmpF::Olt, &a, &one);
+    let tt = f.mul(&t, &t);
+    let num = f.sel(&below_one, &tt, &t);
+    let q = f.div(&num, &t1);
+    let two_t = f.mul(&two, &t);
+    let small = f.sub(&two_t, &q);
+    let mid = f.add(&t, &q);
+    let r = f.sel(&below_one, &small, &mid);
+    let r = f.mul(&r, &half);
+    let h_half = f.mul(&t1, &half);
+    let large = f.mul(&h_half, &t1);
     let r = f.sel(&beyond, &large, &r);
     let r = f.keep_nan(x, &r);
     f.copysign(&r, x)
 }
 
-/// e^a / 2 for a >= 0, as h * (h / 2) with h = e^(a/2): finite wherever the result is.
-fn exp_half_squared(f: &mut F, a: &Value) -> Value {
-    let half = f.c(0.5);
-    let a_half = f.mul(a, &half);
-    let h = f.exp(&a_half);
-    let h_half = f.mul(&h, &half);
-    f.mul(&h_half, &h)
-}
-
-/// cosh, as fdlibm: 1 + t^2 / (2(1+t)) with t = expm1(|x|) below ln2/2 (where the sum
-/// of exponentials would lose the small part), e/2 + 1/(2e) with e = e^|x| up to 22 (12 in
-/// f32), e^|x| / 2 past that.
+/// cosh, as fdlibm, from one expm1: 1 + t^2 / (2(1+t)) with t = expm1(|x|) below ln2/2
+/// (where the sum of exponentials would lose the small part), e/2 + 1/(2e) with
+/// e = 1 + t up to 22 (12 in f32), and past that e^|x| / 2 as h * (h / 2), h = e^(|x|/2).
 pub fn cosh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
     let one = f.c(1.0);
     let half = f.c(0.5);
-    let t = expm1_in(&mut f, &a);
-    let w = f.add(&one, &t);
-    let ww = f.add(&w, &w);
-    let tt = f.mul(&t, &t);
-    let q = f.div(&tt, &ww);
-    let small = f.add(&one, &q);
-    let e = f.exp(&a);
-    let e_half = f.mul(&half, &e);
-    let inv = f.div(&half, &e);
-    let mid = f.add(&e_half, &inv);
-    let large = exp_half_squared(&mut f, &a);
-    let small_limit = f.c(0.5 * std::f64::consts::LN_2);
-    let is_small = f.cmp(CmpF::Olt, &a, &small_limit);
-    let r = f.sel(&is_small, &small, &mid);
     let limit = f.t(22.0, 12.0);
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
+    let a_half = f.mul(&a, &half);
+    let arg = f.sel(&beyond, &a_half, &a);
+    let t = expm1_in(&mut f, &arg);
+    let e = f.add(&one, &t);
+    // One division: t^2 / (2e) near 0, 1 / (2e) = (1/2) / e above.
+    let small_limit = f.c(0.5 * std::f64::consts::LN_2);
+    let is_small = f.cmp(CmpF::Olt, &a, &small_limit);
+    let tt = f.mul(&t, &t);
+    let num = f.sel(&is_small, &tt, &half);
+    let ee = f.add(&e, &e);
+    let den = f.sel(&is_small, &ee, &e);
+    let q = f.div(&num, &den);
+    let small = f.add(&one, &q);
+    let e_half = f.mul(&e, &half);
+    let mid = f.add(&e_half, &q);
+    let r = f.sel(&is_small, &small, &mid);
+    let large = f.mul(&e_half, &e);
     let r = f.sel(&beyond, &large, &r);
     f.keep_nan(x, &r)
 }
 
-/// tanh, as fdlibm: -t/(t+2) with t = expm1(-2|x|) below 1, 1 - 2/(t+2) with
-/// t = expm1(2|x|) up to 22 (10 in f32), past which tanh rounds to 1. Sign of x.
+/// tanh, as fdlibm, from one expm1: -t/(t+2) with t = expm1(-2|x|) below 1,
+/// 1 - 2/(t+2) with t = expm1(2|x|) up to 22 (10 in f32), past which tanh rounds to 1.
+/// Sign of x.
 pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
     let one = f.c(1.0);
     let two = f.c(2.0);
+    let below_one = f.cmp(CmpF::Olt, &a, &one);
     let two_a = f.add(&a, &a);
     let minus_two_a = f.neg(&two_a);
-    let t = expm1_in(&mut f, &minus_two_a);
+    let arg = f.sel(&below_one, &minus_two_a, &two_a);
+    let t = expm1_in(&mut f, &arg);
     let t2 = f.add(&t, &two);
     let minus_t = f.neg(&t);
-    let small = f.div(&minus_t, &t2);
-    let u = expm1_in(&mut f, &two_a);
-    let u2 = f.add(&u, &two);
-    let q = f.div(&two, &u2);
+    let num = f.sel(&below_one, &minus_t, &two);
+    let q = f.div(&num, &t2);
     let mid = f.sub(&one, &q);
-    let below_one = f.cmp(CmpF::Olt, &a, &one);
-    let r = f.sel(&below_one, &small, &mid);
+    let r = f.sel(&below_one, &q, &mid);
     let limit = f.t(22.0, 10.0);
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
     let r = f.sel(&beyond, &one, &r);
