@@ -175,6 +175,15 @@ pub fn log1p(b: &mut Block, x: &Value) -> Value {
 }
 
 fn log1p_in(f: &mut F, x: &Value) -> Value {
+    log1p_or_log(f, x, None)
+}
+
+/// log1p(x), or log(y) in the lanes where `direct` holds (`Some((y, direct))`): one
+/// logarithm for the functions that choose between the two per range (asinh, acosh).
+/// Only in f64: the f32 variant (what Vulkan and Metal run) takes log(y) apart, because
+/// with the select in front of log1p's logarithm lavapipe's compiler broke the TwoSum
+/// correction (asinh(9.2e-6) came out 0.6% off: as if `1 + x - 1` were folded to `x`).
+fn log1p_or_log(f: &mut F, x: &Value, log_of: Option<(&Value, &Value)>) -> Value {
     let one = f.c(1.0);
     let minus_one = f.c(-1.0);
     let inf = f.c(f64::INFINITY);
@@ -186,7 +195,11 @@ fn log1p_in(f: &mut F, x: &Value) -> Value {
     let a_err = f.sub(&one, &a_part);
     let b_err = f.sub(x, &bb);
     let c = f.add(&a_err, &b_err);
-    let log_u = log_near_one(f, &u);
+    let u_arg = match log_of {
+        Some((y, direct)) if f.f64() => f.sel(direct, y, &u),
+        _ => u.clone(),
+    };
+    let log_u = log_near_one(f, &u_arg);
     let correction = f.div(&c, &u);
     let r = f.add(&log_u, &correction);
     let u_is_one = f.cmp(CmpF::Oeq, &u, &one);
@@ -194,7 +207,15 @@ fn log1p_in(f: &mut F, x: &Value) -> Value {
     let x_inf = f.cmp(CmpF::Oeq, x, &inf);
     let r = f.sel(&x_inf, &inf, &r);
     let x_minus_one = f.cmp(CmpF::Oeq, x, &minus_one);
-    f.sel(&x_minus_one, &minus_inf, &r)
+    let r = f.sel(&x_minus_one, &minus_inf, &r);
+    match log_of {
+        Some((_, direct)) if f.f64() => f.sel(direct, &log_u, &r),
+        Some((y, direct)) => {
+            let log_y = f.log(y);
+            f.sel(direct, &log_y, &r)
+        }
+        None => r,
+    }
 }
 
 /// x = m * 2^e with m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too):
@@ -417,73 +438,68 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
     f.copysign(&r, x)
 }
 
-/// log(a) + ln2 = log(2a) without overflow, for a past 2^28 (2^12 in f32), where
-/// asinh(a) and acosh(a) equal log(2a) to the last bit.
-fn log_twice(f: &mut F, a: &Value) -> Value {
-    let l = f.log(a);
-    let ln2 = f.c(std::f64::consts::LN_2);
-    f.add(&l, &ln2)
-}
-
 /// asinh, as fdlibm: log1p(|x| + x^2 / (1 + sqrt(1 + x^2))) up to 2,
-/// log(2|x| + 1 / (|x| + sqrt(x^2 + 1))) up to 2^28 (2^12 in f32), log(|x|) + ln2 past.
-/// Sign of x.
+/// log(2|x| + 1 / (|x| + sqrt(x^2 + 1))) up to 2^28 (2^12 in f32), log(|x|) + ln2 past
+/// (where asinh equals log(2|x|) to the last bit, and 2|x| might overflow). The branches
+/// share one sqrt, one division and one logarithm. Sign of x.
 pub fn asinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
     let one = f.c(1.0);
     let two = f.c(2.0);
+    let zero = f.c(0.0);
+    let above_two = f.cmp(CmpF::Ogt, &a, &two);
+    let limit = f.t(268435456.0, 4096.0);
+    let beyond = f.cmp(CmpF::Ogt, &a, &limit);
     let t = f.mul(&a, &a);
     let s = f.add(&one, &t);
     let s = f.sqrt(&s);
-    let d = f.add(&one, &s);
-    let q = f.div(&t, &d);
-    let arg = f.add(&a, &q);
-    let small = log1p_in(&mut f, &arg);
-    let s2 = f.add(&t, &one);
-    let s2 = f.sqrt(&s2);
-    let d2 = f.add(&s2, &a);
-    let inv = f.div(&one, &d2);
+    // t / (1 + s) up to 2, 1 / (s + |x|) above.
+    let d_small = f.add(&one, &s);
+    let d_mid = f.add(&s, &a);
+    let num = f.sel(&above_two, &one, &t);
+    let den = f.sel(&above_two, &d_mid, &d_small);
+    let q = f.div(&num, &den);
+    let small_arg = f.add(&a, &q);
     let two_a = f.mul(&two, &a);
-    let arg2 = f.add(&two_a, &inv);
-    let mid = f.log(&arg2);
-    let huge = log_twice(&mut f, &a);
-    let above_two = f.cmp(CmpF::Ogt, &a, &two);
-    let r = f.sel(&above_two, &mid, &small);
-    let limit = f.t(268435456.0, 4096.0);
-    let beyond = f.cmp(CmpF::Ogt, &a, &limit);
-    let r = f.sel(&beyond, &huge, &r);
+    let mid_arg = f.add(&two_a, &q);
+    let direct_arg = f.sel(&beyond, &a, &mid_arg);
+    let r = log1p_or_log(&mut f, &small_arg, Some((&direct_arg, &above_two)));
+    let ln2 = f.c(std::f64::consts::LN_2);
+    let shift = f.sel(&beyond, &ln2, &zero);
+    let r = f.add(&r, &shift);
     f.copysign(&r, x)
 }
 
 /// acosh, as fdlibm: log1p(t + sqrt(2t + t^2)) with t = x - 1 (exact) up to 2,
 /// log(2x - 1 / (x + sqrt(x^2 - 1))) up to 2^28 (2^12 in f32), log(x) + ln2 past; nan below 1
-/// (through sqrt of a negative number).
+/// (through sqrt of a negative number). The branches share one sqrt and one logarithm.
 pub fn acosh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let one = f.c(1.0);
     let two = f.c(2.0);
+    let zero = f.c(0.0);
+    let above_two = f.cmp(CmpF::Ogt, x, &two);
+    let limit = f.t(268435456.0, 4096.0);
+    let beyond = f.cmp(CmpF::Ogt, x, &limit);
     let t = f.sub(x, &one);
     let two_t = f.add(&t, &t);
     let tt = f.mul(&t, &t);
     let inner = f.add(&two_t, &tt);
-    let root = f.sqrt(&inner);
-    let arg = f.add(&t, &root);
-    let small = log1p_in(&mut f, &arg);
     let xx = f.mul(x, x);
     let xx1 = f.sub(&xx, &one);
-    let s = f.sqrt(&xx1);
-    let d = f.add(x, &s);
+    let radicand = f.sel(&above_two, &xx1, &inner);
+    let root = f.sqrt(&radicand);
+    let small_arg = f.add(&t, &root);
+    let d = f.add(x, &root);
     let inv = f.div(&one, &d);
     let two_x = f.mul(&two, x);
-    let arg2 = f.sub(&two_x, &inv);
-    let mid = f.log(&arg2);
-    let huge = log_twice(&mut f, x);
-    let above_two = f.cmp(CmpF::Ogt, x, &two);
-    let r = f.sel(&above_two, &mid, &small);
-    let limit = f.t(268435456.0, 4096.0);
-    let beyond = f.cmp(CmpF::Ogt, x, &limit);
-    let r = f.sel(&beyond, &huge, &r);
+    let mid_arg = f.sub(&two_x, &inv);
+    let direct_arg = f.sel(&beyond, x, &mid_arg);
+    let r = log1p_or_log(&mut f, &small_arg, Some((&direct_arg, &above_two)));
+    let ln2 = f.c(std::f64::consts::LN_2);
+    let shift = f.sel(&beyond, &ln2, &zero);
+    let r = f.add(&r, &shift);
     // Below 1 (-inf too): nan, whatever a branch made of it.
     let nan = f.c(f64::NAN);
     let below = f.cmp(CmpF::Olt, x, &one);
@@ -491,22 +507,22 @@ pub fn acosh(b: &mut Block, x: &Value) -> Value {
 }
 
 /// atanh, as fdlibm: log1p(2a + 2a * a / (1 - a)) / 2 below 1/2 and
-/// log1p(2a / (1 - a)) / 2 above (1 - a exact there), a = |x|; +-inf at +-1, nan past.
+/// log1p(2a / (1 - a)) / 2 above (1 - a exact there), a = |x|, with one division and one
+/// log1p; +-inf at +-1, nan past.
 pub fn atanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
     let one = f.c(1.0);
     let half = f.c(0.5);
+    let below_half = f.cmp(CmpF::Olt, &a, &half);
     let two_a = f.add(&a, &a);
     let one_minus = f.sub(&one, &a);
     let p = f.mul(&two_a, &a);
-    let q = f.div(&p, &one_minus);
-    let arg = f.add(&two_a, &q);
-    let small = log1p_in(&mut f, &arg);
-    let arg2 = f.div(&two_a, &one_minus);
-    let large = log1p_in(&mut f, &arg2);
-    let below_half = f.cmp(CmpF::Olt, &a, &half);
-    let r = f.sel(&below_half, &small, &large);
+    let num = f.sel(&below_half, &p, &two_a);
+    let q = f.div(&num, &one_minus);
+    let small_arg = f.add(&two_a, &q);
+    let arg = f.sel(&below_half, &small_arg, &q);
+    let r = log1p_in(&mut f, &arg);
     let r = f.mul(&r, &half);
     // Past 1: nan (log1p of a number below -1 already is; +inf's quotient is not).
     let nan = f.c(f64::NAN);
