@@ -5,7 +5,7 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
+use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, owens_t, polygamma, trig};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -273,6 +273,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
         ScalarOp::BetaIncInv => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta_inv::betaincinv)?,
+        ScalarOp::OwensT => own_math2(b, &ins[0], &ins[1], out, owens_t::owens_t)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1180,11 +1181,11 @@ mod special_function_tests {
         }
     }
 
-    /// The incomplete gamma functions and polygamma (two arguments; polygamma's first an
-    /// integer) too.
+    /// The incomplete gamma functions, polygamma (two arguments; polygamma's first an
+    /// integer) and Owen's T too.
     #[test]
     fn incomplete_gamma_and_polygamma_have_a_float32_formulation() {
-        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("GammaIncInv", "float32"), ("GammaIncCInv", "float32"), ("PolyGamma", "int32")] {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("GammaIncInv", "float32"), ("GammaIncCInv", "float32"), ("PolyGamma", "int32"), ("Owens_t", "float32")] {
             for float64_math in [false, true] {
                 let json = format!(
                     r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},

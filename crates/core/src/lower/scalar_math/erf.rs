@@ -134,7 +134,7 @@ fn erf_small(f: &mut F, x: &Value) -> Value {
 }
 
 /// erfcx(a) for a >= 0 (+inf gives 0; nan stays nan).
-fn erfcx_positive(f: &mut F, a: &Value) -> Value {
+pub(super) fn erfcx_positive(f: &mut F, a: &Value) -> Value {
     let k = f.c(ERFCX_K);
     let num = f.sub(a, &k);
     let den = f.add(a, &k);
