@@ -127,7 +127,7 @@ pub(super) fn poly(f: &mut F, coeffs: &[f64], v: &Value) -> Value {
 }
 
 /// erf(x) = x P(x^2), for |x| <= 1/2 (-0.0 kept).
-fn erf_small(f: &mut F, x: &Value) -> Value {
+pub(super) fn erf_small(f: &mut F, x: &Value) -> Value {
     let t = f.mul(x, x);
     let p = poly(f, &ERF_SMALL, &t);
     f.mul(x, &p)

@@ -37,7 +37,7 @@
 //! (Vulkan, Metal) it runs in f32 with per-type thresholds, and is as accurate as the
 //! device's f32 exp.
 
-use super::erf::erfcx_positive;
+use super::erf::{erf_small, erfcx_positive};
 use super::F;
 use crate::mlir::{Arith, Block, CmpF, Value};
 
@@ -72,6 +72,38 @@ const LEGENDRE_W: [f64; 13] = [
     0.006041900952847024,
     0.0038862217010742057,
     0.001679303108454609,
+];
+/// Gauss-Legendre: the 13 nodes of the 13-point rule on [-1, 1] (for [1, a]).
+const SHORT_T: [f64; 13] = [
+    -0.9841830547185881,
+    -0.9175983992229779,
+    -0.8015780907333099,
+    -0.6423493394403402,
+    -0.44849275103644687,
+    -0.2304583159551348,
+    0.0,
+    0.2304583159551348,
+    0.44849275103644687,
+    0.6423493394403402,
+    0.8015780907333099,
+    0.9175983992229779,
+    0.9841830547185881,
+];
+/// Their weights divided by 2 pi.
+const SHORT_W: [f64; 13] = [
+    0.0064432294745558685,
+    0.014661592064213717,
+    0.022102405616001984,
+    0.028352813430217356,
+    0.033074951219316105,
+    0.0360140866773945,
+    0.03701172922039161,
+    0.0360140866773945,
+    0.033074951219316105,
+    0.028352813430217356,
+    0.022102405616001984,
+    0.014661592064213717,
+    0.0064432294745558685,
 ];
 /// Gauss-Laguerre: the 20 nodes.
 const LAGUERRE_V: [f64; 20] = [
@@ -166,18 +198,39 @@ fn times_exp_minus_half_square(f: &mut F, x: &Value, x_lo: Option<&Value>, m: &V
     (r, plain)
 }
 
-/// a/(2 pi) int_0^1 e^(-s^2 t^2/2) / (1 + a^2 t^2) dt by the Gauss-Legendre rule, for
-/// 0 <= a <= 1 and 0 <= s = s_hi + s_lo < 3 (T(h, a) is e^(-h^2/2) times it).
-fn legendre(f: &mut F, a: &Value, s: &Value, s_lo: &Value) -> Value {
+/// One of two Gauss-Legendre sums, per element (`short`: the second):
+/// - a/(2 pi) int_0^1 e^(-s^2 t^2/2) / (1 + a^2 t^2) dt for 0 <= a <= 1 and 0 <= s =
+///   s_hi + s_lo < 3 (T(h, a) is e^(-h^2/2) times it; `h` unused);
+/// - 1/(2 pi) int_1^a e^(-h^2 x^2/2) / (1 + x^2) dx for 1 < a <= 2 and h a < 3, the 13-point
+///   rule on [1, a] (T(h, a) - T(h, 1) is e^(-h^2/2) times it; `s` unused).
+/// Both are sum W_i e^(-u_i^2/2) / (1 + x_i^2) with u = h x, from the node's x_i.
+fn legendre(f: &mut F, a: &Value, s: &Value, s_lo: &Value, h: &Value, short: &Value) -> Value {
     let one = f.c(1.0);
+    let half = f.c(0.5);
     let minus_half = f.c(-0.5);
+    // a - 1 is exact for a in (1, 2].
+    let am1 = f.sub(a, &one);
+    let half_am1 = f.mul(&am1, &half);
     let mut terms = Vec::with_capacity(LEGENDRE_T.len());
-    for (&t, &w) in LEGENDRE_T.iter().zip(LEGENDRE_W.iter()) {
-        let t = f.c(t);
-        let w = f.c(w);
-        // u = s t, u^2 = q + lo (lo with s_lo's share), e^(-u^2/2) = e^(-q/2)(1 - lo/2).
-        let u = f.mul(s, &t);
-        let u_lo = f.mul(s_lo, &t);
+    for i in 0..LEGENDRE_T.len() {
+        let t = f.c(LEGENDRE_T[i]);
+        let tau1 = f.c(1.0 + SHORT_T[i]);
+        let w_long = f.c(LEGENDRE_W[i]);
+        let w_short = f.c(SHORT_W[i]);
+        // The long rule: x = a t, u = s t (u_lo: s_lo's share).
+        let x_long = f.mul(a, &t);
+        let u_long = f.mul(s, &t);
+        let u_long_lo = f.mul(s_lo, &t);
+        // The short one: x = 1 + (a - 1)(1 + tau)/2, u = h x = u + u_lo exactly.
+        let x_short = f.fma(&half_am1, &tau1, &one);
+        let u_short = f.mul(h, &x_short);
+        let minus_u_short = f.neg(&u_short);
+        let u_short_lo = f.fma(h, &x_short, &minus_u_short);
+        let x = f.sel(short, &x_short, &x_long);
+        let u = f.sel(short, &u_short, &u_long);
+        let u_lo = f.sel(short, &u_short_lo, &u_long_lo);
+        let w = f.sel(short, &w_short, &w_long);
+        // u^2 = q + lo, e^(-u^2/2) = e^(-q/2)(1 - lo/2).
         let q = f.mul(&u, &u);
         let minus_q = f.neg(&q);
         let lo = f.fma(&u, &u, &minus_q);
@@ -187,17 +240,22 @@ fn legendre(f: &mut F, a: &Value, s: &Value, s_lo: &Value) -> Value {
         let e = f.exp(&arg);
         let c = f.mul(&lo, &minus_half);
         let e = f.fma(&e, &c, &e);
-        let at = f.mul(a, &t);
-        let d = f.fma(&at, &at, &one);
+        let d = f.fma(&x, &x, &one);
         let we = f.mul(&w, &e);
         terms.push(f.div(&we, &d));
     }
-    // Smallest terms (t near 1) first.
+    // Smallest terms (x largest) first, compensated: the plain sum's roundings were worth
+    // up to an ulp of the result.
     let mut sum = f.c(0.0);
+    let mut err = f.c(0.0);
     for term in terms.iter().rev() {
-        sum = f.add(&sum, term);
+        let (next, e) = f.two_sum(&sum, term);
+        sum = next;
+        err = f.add(&err, &e);
     }
-    f.mul(a, &sum)
+    let sum = f.add(&sum, &err);
+    let factor = f.sel(short, &half_am1, a);
+    f.mul(&factor, &sum)
 }
 
 /// 1/(2 pi) int_0^inf e^-v h / (y (h^2 + y^2)) dv, y = sqrt(s^2 + 2v), by the
@@ -222,6 +280,23 @@ fn laguerre(f: &mut F, h: &Value, s: &Value) -> Value {
         sum = f.add(&sum, term);
     }
     sum
+}
+
+/// (Q(x), 1/2 - Q(x), z < 1/2) for z = x/sqrt2 >= 0, Q(x) = erfc(z)/2 the normal upper
+/// tail, given e = e^(-x^2/2) and erfcx(z): Q = e erfcx(z)/2, or from erf(z) for z < 1/2,
+/// where that product's two roundings would be most of Q's error (Q near 1/2).
+fn normal_tails(f: &mut F, z: &Value, e: &Value, erfcx_z: &Value) -> (Value, Value, Value) {
+    let half = f.c(0.5);
+    let small_e = erf_small(f, z);
+    let p_small = f.mul(&small_e, &half);
+    let q_small = f.sub(&half, &p_small);
+    let q_big = f.mul(e, erfcx_z);
+    let q_big = f.mul(&q_big, &half);
+    let p_big = f.sub(&half, &q_big);
+    let small = f.cmp(CmpF::Olt, z, &half);
+    let q = f.sel(&small, &q_small, &q_big);
+    let p = f.sel(&small, &p_small, &p_big);
+    (q, p, small)
 }
 
 fn and(f: &mut F, a: &Value, c: &Value) -> Value {
@@ -254,15 +329,21 @@ pub fn owens_t(b: &mut Block, h: &Value, a: &Value) -> Value {
     let small_s = f.cmp(CmpF::Olt, &s, &split);
     let a_big = f.cmp(CmpF::Ogt, &a_abs, &one);
 
-    // The Legendre rule, at (a, s) for a <= 1 and at (1/a, h) for the identity (a > 1);
-    // harmless stand-ins (s = 0) where neither is used.
+    // The Legendre rules: the long one at (a, s) for a <= 1 and at (1/a, h) for the
+    // identity (a > 2); the short one on [1, a] for 1 < a <= 2. Harmless stand-ins (s = 0,
+    // h = 0) where none is used.
+    let two = f.c(2.0);
+    let a_far = f.cmp(CmpF::Ogt, &a_abs, &two);
+    let short = f.b.arith(Arith::XOrI, &a_big, &a_far);
+    let short = and(f, &short, &small_s);
     let inv_a = f.div(&one, &a_abs);
-    let a_l = f.sel(&a_big, &inv_a, &a_abs);
-    let s_l = f.sel(&a_big, &h_abs, &s);
-    let s_l_lo = f.sel(&a_big, &zero, &s_lo);
+    let a_l = f.sel(&a_far, &inv_a, &a_abs);
+    let s_l = f.sel(&a_far, &h_abs, &s);
+    let s_l_lo = f.sel(&a_far, &zero, &s_lo);
     let s_l = f.sel(&small_s, &s_l, &zero);
     let s_l_lo = f.sel(&small_s, &s_l_lo, &zero);
-    let g = legendre(f, &a_l, &s_l, &s_l_lo);
+    let h_l = f.sel(&short, &h_abs, &zero);
+    let g = legendre(f, &a_l, &s_l, &s_l_lo, &h_l, &short);
 
     // e^(-s^2/2) and erfcx(h/sqrt2), erfcx(s/sqrt2), shared by the Laguerre rule and the
     // identity.
@@ -282,19 +363,29 @@ pub fn owens_t(b: &mut Block, h: &Value, a: &Value) -> Value {
     let m = f.sel(&small_s, &g, &bracket);
     let (direct, eh) = times_exp_minus_half_square(f, &h_abs, None, &m);
 
-    // a > 1, s < 3 (so h < 3): Q(h)/2 + Q(s)(1/2 - Q(h)) - e^(-s^2/2) g.
-    let qh = f.mul(&eh, &xh);
-    let qh = f.mul(&qh, &half);
-    let qs = f.mul(&es, &xs);
-    let qs = f.mul(&qs, &half);
-    let rest = f.sub(&half, &qh);
+    let (qh, ph, h_small) = normal_tails(f, &zh, &eh, &xh);
+    let (qs, _, _) = normal_tails(f, &zs, &es, &xs);
+    // s >= 3 with h/sqrt2 < 1/2: Q(h)/2 - e^(-h^2/2) e^(-s^2/2) L, Q(h) from erf.
     let half_qh = f.mul(&qh, &half);
-    let owen = f.fma(&qs, &rest, &half_qh);
+    let es_l = f.mul(&es, &l);
+    let minus_eh = f.neg(&eh);
+    let near_zero = f.fma(&minus_eh, &es_l, &half_qh);
+    let direct_b = f.sel(&h_small, &near_zero, &direct);
+    let direct = f.sel(&small_s, &direct, &direct_b);
+
+    // 1 < a <= 2, s < 3: T(h, 1) = Q(h)(1 - Q(h))/2 plus e^(-h^2/2) g.
+    let one_minus_qh = f.add(&half, &ph);
+    let t1 = f.mul(&half_qh, &one_minus_qh);
+    let near_one = f.add(&t1, &direct);
+    let t = f.sel(&short, &near_one, &direct);
+
+    // a > 2, s < 3 (so h < 1.5): Q(h)/2 + Q(s)(1/2 - Q(h)) - e^(-s^2/2) g.
+    let owen = f.fma(&qs, &ph, &half_qh);
     let minus_es_g = f.mul(&minus_es, &g);
     let owen = f.add(&owen, &minus_es_g);
 
-    let use_owen = and(f, &small_s, &a_big);
-    let t = f.sel(&use_owen, &owen, &direct);
+    let use_owen = and(f, &small_s, &a_far);
+    let t = f.sel(&use_owen, &owen, &t);
 
     // T(h, 0) = 0 (also for infinite h, where s is nan); T(inf, a) = 0.
     let a_zero = f.cmp(CmpF::Oeq, &a_abs, &zero);
