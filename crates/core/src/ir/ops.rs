@@ -660,7 +660,8 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
-    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv", "Owens_t",
+    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
+    "Owens_t",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

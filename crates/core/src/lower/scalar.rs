@@ -5,7 +5,8 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, owens_t, polygamma, trig};
+use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
+use super::scalar_math::owens_t;
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -1181,11 +1182,11 @@ mod special_function_tests {
         }
     }
 
-    /// The incomplete gamma functions, polygamma (two arguments; polygamma's first an
-    /// integer) and Owen's T too.
+    /// The incomplete gamma functions and polygamma (two arguments; polygamma's first an
+    /// integer) too.
     #[test]
     fn incomplete_gamma_and_polygamma_have_a_float32_formulation() {
-        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("GammaIncInv", "float32"), ("GammaIncCInv", "float32"), ("PolyGamma", "int32"), ("Owens_t", "float32")] {
+        for (op, first) in [("GammaInc", "float32"), ("GammaIncC", "float32"), ("GammaL", "float32"), ("GammaU", "float32"), ("GammaIncInv", "float32"), ("GammaIncCInv", "float32"), ("PolyGamma", "int32")] {
             for float64_math in [false, true] {
                 let json = format!(
                     r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{first}", "shape": [null]}}, "name": "a"}},
@@ -1199,6 +1200,21 @@ mod special_function_tests {
                     .unwrap_or_else(|e| panic!("{op}: {e}"));
                 assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
             }
+        }
+    }
+
+    /// Owen's T (two float arguments) too.
+    #[test]
+    fn owens_t_has_a_float32_formulation() {
+        for float64_math in [false, true] {
+            let json = r#"{"variables": [{"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": "h"},
+                {"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": "a"},
+                {"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": null}],
+              "inputs": [0, 1], "outputs": [2],
+              "nodes": [{"op": {"type": "Elemwise", "props": {"scalar_op": {"$op": {"type": "Owens_t", "props": {}}}}},
+                          "inputs": [0, 1], "outputs": [2]}]}"#;
+            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }
 }
