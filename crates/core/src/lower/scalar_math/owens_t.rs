@@ -216,8 +216,12 @@ fn legendre(f: &mut F, a: &Value, s: &Value, s_lo: &Value, h: &Value, short: &Va
     // a - 1 is exact for a in (1, 2].
     let am1 = f.sub(a, &one);
     let half_am1 = f.mul(&am1, &half);
-    let mut terms = Vec::with_capacity(LEGENDRE_T.len());
-    for i in 0..LEGENDRE_T.len() {
+    // Smallest terms (x largest) first, compensated: the plain sum's roundings were worth
+    // up to an ulp of the result. Each term is added as soon as it is made, so that few
+    // values are live at once (float32 computed in f64 runs on twice as many registers).
+    let mut sum = f.c(0.0);
+    let mut err = f.c(0.0);
+    for i in (0..LEGENDRE_T.len()).rev() {
         let t = f.c(LEGENDRE_T[i]);
         let tau1 = f.c(1.0 + SHORT_T[i]);
         let w_long = f.c(LEGENDRE_W[i]);
@@ -247,14 +251,8 @@ fn legendre(f: &mut F, a: &Value, s: &Value, s_lo: &Value, h: &Value, short: &Va
         let e = f.fma(&e, &c, &e);
         let d = f.fma(&x, &x, &one);
         let we = f.mul(&w, &e);
-        terms.push(f.div(&we, &d));
-    }
-    // Smallest terms (x largest) first, compensated: the plain sum's roundings were worth
-    // up to an ulp of the result.
-    let mut sum = f.c(0.0);
-    let mut err = f.c(0.0);
-    for term in terms.iter().rev() {
-        let (next, e) = f.two_sum(&sum, term);
+        let term = f.div(&we, &d);
+        let (next, e) = f.two_sum(&sum, &term);
         sum = next;
         err = f.add(&err, &e);
     }
@@ -269,8 +267,9 @@ fn laguerre(f: &mut F, h: &Value, s: &Value) -> Value {
     let s2 = f.mul(s, s);
     let h2 = f.mul(h, h);
     let hs = f.add(&h2, &s2);
-    let mut terms = Vec::with_capacity(LAGUERRE_V.len());
-    for (&v, &w) in LAGUERRE_V.iter().zip(LAGUERRE_W.iter()) {
+    // Smallest terms first, each added as soon as it is made (see `legendre`).
+    let mut sum = f.c(0.0);
+    for (&v, &w) in LAGUERRE_V.iter().zip(LAGUERRE_W.iter()).rev() {
         let two_v = f.c(2.0 * v);
         let w = f.c(w);
         let y2 = f.add(&s2, &two_v);
@@ -278,11 +277,8 @@ fn laguerre(f: &mut F, h: &Value, s: &Value) -> Value {
         let d = f.add(&hs, &two_v);
         let d = f.mul(&y, &d);
         let wh = f.mul(&w, h);
-        terms.push(f.div(&wh, &d));
-    }
-    let mut sum = f.c(0.0);
-    for term in terms.iter().rev() {
-        sum = f.add(&sum, term);
+        let term = f.div(&wh, &d);
+        sum = f.add(&sum, &term);
     }
     sum
 }
