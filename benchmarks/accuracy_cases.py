@@ -575,6 +575,66 @@ CASES.append(
          edges=(1.0, 1.0, 0.5, 2.0, 3.0, 0.0, 2.0, 3.0, 1.0, 0.5, 0.5, 0.5, 1e-3, 1e-3, 0.999, 5.0, 0.5, 1e-300,
                 1e3, 1e3, 0.5, 1e3, 1e3, 0.49, 0.1, 100.0, 0.9999, 100.0, 0.1, 1e-10, 1.0, 1e-300, 1e-300))
 )  # fmt: skip
+
+
+def _owens_t(h, a):
+    """Owen's T by quadrature at 30 digits of an integral with a positive integrand of
+    size 1 (mpmath's error test is absolute): a <= 1 and s = a h < 1: x = a t on [0, 1];
+    h >= 1: x = u / h, T = e^(-h^2/2) / (2 pi h) int_0^s e^(-u^2/2) / (1 + u^2/h^2) du
+    (cut at u = 64, split where the Gaussian falls); otherwise (h < 1, a large) x = tan t,
+    T = 1/(2 pi) int_0^atan(a) exp(-h^2 / (2 cos^2 t)) dt, split where the integrand falls
+    near pi/2. scipy's special values (T(h, +-inf) = +-erfc(|h|/sqrt2)/4)."""
+    if mpmath.isnan(h) or mpmath.isnan(a):
+        return mpmath.mpf("nan")
+    sign = -1 if a < 0 else 1
+    h, a = abs(h), abs(a)
+    with mpmath.workdps(30):
+        if a == 0 or mpmath.isinf(h):
+            r = mpmath.mpf(0)
+        elif mpmath.isinf(a):
+            r = mpmath.erfc(h / mpmath.sqrt(2)) / 4
+        elif h == 0:
+            r = mpmath.atan(a) / (2 * mpmath.pi)
+        elif a <= 1 and h * a < 1:
+            s = h * a
+            g = mpmath.quad(lambda t: mpmath.exp(-((s * t) ** 2) / 2) / (1 + (a * t) ** 2), [0, 1])
+            r = mpmath.exp(-h * h / 2) * a * g / (2 * mpmath.pi)
+        elif h >= 1:
+            top = min(h * a, 64)
+            cuts = [0] + [p for p in (1, 2, 4, 8, 16, 32) if p < top] + [top]
+            g = mpmath.quad(lambda u: mpmath.exp(-u * u / 2) / (1 + (u / h) ** 2), cuts)
+            r = mpmath.exp(-h * h / 2) * g / (2 * mpmath.pi * h)
+        else:
+            top = mpmath.atan(a)
+            cuts = sorted(mpmath.pi / 2 - c * h for c in (64, 16, 4, 1))
+            cuts = [0] + [p for p in cuts if 0 < p < top] + [top]
+            r = mpmath.quad(lambda t: mpmath.exp(-((h / mpmath.cos(t)) ** 2) / 2), cuts) / (2 * mpmath.pi)
+    return sign * r
+
+
+def _owens_t_points(dtype, n, rng):
+    """(h, a), signs random: a quarter with h in [-6, 6] and a in [-1.5, 1.5]; a quarter with
+    a h near 3 (owens_t.rs's switch between its rules), a log-uniform in [1e-2, 1e2]; half
+    with |h| log-uniform up to where T underflows (40, 14 in float32) and |a| in [1e-3, 1e3]."""
+    top = 40.0 if np.dtype(dtype) == np.float64 else 14.0
+    k = n // 4
+    h = 10.0 ** rng.uniform(-3, np.log10(top), n)
+    a = 10.0 ** rng.uniform(-3, 3, n)
+    h[:k] = rng.uniform(0, 6, k)
+    a[:k] = rng.uniform(0, 1.5, k)
+    a[k : 2 * k] = 10.0 ** rng.uniform(-2, 2, k)
+    h[k : 2 * k] = 3 / a[k : 2 * k] * (1 + rng.normal(0, 0.05, k))
+    h *= np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    a *= np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    return np.stack([h, a])
+
+
+CASES.append(
+    Case("owens_t", pt.owens_t, _owens_t, (), arity=2, sampler=_owens_t_points,
+         edges=(0.0, 1.0, 1.0, 0.0, 0.0, -2.0, 1.0, 1.0, 5.0, 5.0, 3.0, 1.0, 1.0, 3.0, 3.0, 3.0, 37.0, 1.0,
+                13.0, 1.0, 1.0, 1e300, 1e-300, 1e300, 2.0, 1e-300, 0.5, 1e3, 1e3, 0.5, 1e-3, 1e-3, -1.0, -2.0,
+                np.inf, 1.0, -np.inf, -1.0, 1.0, np.inf, 0.0, -np.inf, 1.0, -0.0, np.nan, 1.0, 1.0, np.nan))
+)  # fmt: skip
 BY_NAME = {c.name: c for c in CASES}
 
 

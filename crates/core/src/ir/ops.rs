@@ -279,6 +279,8 @@ pub enum ScalarOp {
     BetaInc,
     /// The inverse of BetaInc in x: `betaincinv(a, b, y)`.
     BetaIncInv,
+    /// Owen's T function `owens_t(h, a)`.
+    OwensT,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -424,6 +426,7 @@ impl ScalarOp {
             "PolyGamma" => PolyGamma,
             "BetaInc" => BetaInc,
             "BetaIncInv" => BetaIncInv,
+            "Owens_t" => OwensT,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -658,6 +661,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
     "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
+    "Owens_t",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -6,6 +6,7 @@ use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
+use super::scalar_math::owens_t;
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -273,6 +274,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::PolyGamma => own_math2(b, &ins[0], &ins[1], out, polygamma::polygamma)?,
         ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
         ScalarOp::BetaIncInv => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta_inv::betaincinv)?,
+        ScalarOp::OwensT => own_math2(b, &ins[0], &ins[1], out, owens_t::owens_t)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -1198,6 +1200,21 @@ mod special_function_tests {
                     .unwrap_or_else(|e| panic!("{op}: {e}"));
                 assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
             }
+        }
+    }
+
+    /// Owen's T (two float arguments) too.
+    #[test]
+    fn owens_t_has_a_float32_formulation() {
+        for float64_math in [false, true] {
+            let json = r#"{"variables": [{"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": "h"},
+                {"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": "a"},
+                {"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": null}],
+              "inputs": [0, 1], "outputs": [2],
+              "nodes": [{"op": {"type": "Elemwise", "props": {"scalar_op": {"$op": {"type": "Owens_t", "props": {}}}}},
+                          "inputs": [0, 1], "outputs": [2]}]}"#;
+            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }
 }

@@ -127,14 +127,14 @@ pub(super) fn poly(f: &mut F, coeffs: &[f64], v: &Value) -> Value {
 }
 
 /// erf(x) = x P(x^2), for |x| <= 1/2 (-0.0 kept).
-fn erf_small(f: &mut F, x: &Value) -> Value {
+pub(super) fn erf_small(f: &mut F, x: &Value) -> Value {
     let t = f.mul(x, x);
     let p = poly(f, &ERF_SMALL, &t);
     f.mul(x, &p)
 }
 
 /// erfcx(a) for a >= 0 (+inf gives 0; nan stays nan).
-fn erfcx_positive(f: &mut F, a: &Value) -> Value {
+pub(super) fn erfcx_positive(f: &mut F, a: &Value) -> Value {
     let k = f.c(ERFCX_K);
     let num = f.sub(a, &k);
     let den = f.add(a, &k);

@@ -12,6 +12,7 @@ pub mod gamma;
 pub mod incomplete_gamma;
 pub mod incomplete_gamma_inv;
 mod newton;
+pub mod owens_t;
 pub mod polygamma;
 pub mod trig;
 
