@@ -279,6 +279,8 @@ pub enum ScalarOp {
     BetaInc,
     /// The inverse of BetaInc in x: `betaincinv(a, b, y)`.
     BetaIncInv,
+    /// The Gauss hypergeometric function `hyp2f1(a, b, c, z)`.
+    Hyp2F1,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -424,6 +426,7 @@ impl ScalarOp {
             "PolyGamma" => PolyGamma,
             "BetaInc" => BetaInc,
             "BetaIncInv" => BetaIncInv,
+            "Hyp2F1" => Hyp2F1,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -657,7 +660,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Log10", "Exp2", "Sinh", "Cosh", "Tanh", "ArcSinh", "ArcCosh", "ArcTanh", "Sigmoid", "Softplus", "Log1mexp",
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
-    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
+    "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv", "Hyp2F1",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO
