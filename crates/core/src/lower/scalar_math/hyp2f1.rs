@@ -30,7 +30,8 @@
 //! or c = b with |z| < 1 (then (1-z)^-b or (1-z)^-a); at z = 1
 //! Gauss's sum Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)) for d > 0, inf otherwise; z > 1
 //! (outside the real function's domain) inf, except polynomials and, for an integer
-//! d <= -1, Euler's (1-z)^d times a polynomial in c-a or c-b; nan with any nan otherwise.
+//! d <= -1, Euler's (1-z)^d times a polynomial in c-a or c-b; z = -inf 0 where a, b > 0;
+//! nan with any nan otherwise.
 //!
 //! Known limits (measured in benchmarks/accuracy.py): the forms above all cancel where a
 //! and b exceed c by several units with z < 0 (scipy's recurrences in a do better
@@ -715,6 +716,15 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let c_is = or(f, &c_is_a, &c_is_b);
     let c_is = and(f, &c_is, &inside);
     let r = f.sel(&c_is, &binomial, &r);
+    // z = -inf: the limit, 0, where a > 0 and b > 0 (F ~ (-z)^-a, (-z)^-b); nan otherwise
+    // (scipy: nan also where b - a is an integer, inf for some negative a or b).
+    let minus_inf = f.c(f64::NEG_INFINITY);
+    let z_minus_inf = f.cmp(CmpF::Oeq, z, &minus_inf);
+    let a_pos = f.cmp(CmpF::Ogt, a, &zero);
+    let b_pos = f.cmp(CmpF::Ogt, b, &zero);
+    let decays = and(f, &a_pos, &b_pos);
+    let decays = and(f, &decays, &z_minus_inf);
+    let r = f.sel(&decays, &zero, &r);
     // nan in, nan out (z, then the parameters).
     let r = f.keep_nan(z, &r);
     let any_nan = {
