@@ -68,18 +68,13 @@ def test_where_scipy_is_wrong_we_follow_mpmath():
     assert errors.max() <= 4, errors
 
 
-# Where the accuracy goal is not reached (measured with python benchmarks/accuracy.py
-# hyp2f1 -n 3000, seeds 0 and 1, and this test's points):
-# - a and b both above c with z < 0: every form here cancels (max 6.0e4 ULP, 1.3e-11
-#   relative; scipy's recurrences in a do better there, 7 to 134 ULP at our worst points);
-# - polynomials (a or b a non-positive integer) with z > 0.99 and an integer c - a - b,
-#   whose value is near a zero of the polynomial: the sum cancels (1.3e12 ULP where scipy
-#   had 1.4e11, both about 1e-4 relative).
+# Where the accuracy goal is not reached (python benchmarks/accuracy.py hyp2f1: 5010
+# points, seed 0): where a and b both exceed c with z < 0 every form here cancels (377
+# points, max 2.8e5 ULP, 3e-11 relative; scipy's recurrences in a do better at most of
+# them, though its max there is 2.8e10).
 def documented(v):
     a, b, c, z = v.astype("float64")
-    both_above = (np.minimum(a, b) > c) & (z < 0)
-    poly = ((a <= 0) & (a == np.floor(a))) | ((b <= 0) & (b == np.floor(b)))
-    return both_above | (poly & (z > 0.99))
+    return (np.minimum(a, b) > c) & (z < 0)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -102,20 +97,18 @@ def test_hyp2f1_accuracy(dtype):
     easy = ~known
     assert np.mean(errors[easy] <= 8) >= 0.97, np.mean(errors[easy] <= 8)
     worst = v[:, easy][:, np.argmax(errors[easy])]
-    # Elsewhere never a larger max error than scipy's; where scipy is within 8 ULP we are
-    # within 48 (the series in z with large parameters of both signs: 41 where scipy had
-    # 31, 28 where it had 10).
+    # Elsewhere never a larger max error than scipy's (1.1e3 against 3.6e14 on the 5010
+    # points; at single points we can be worse: 922 ULP where scipy had 506, with large
+    # parameters of both signs or a and b both negative and c small, where the series in z
+    # cancels); where scipy is within 8 ULP we are within 48 (27.5 on the 5010 points).
     assert errors[easy].max() <= c_errors[easy].max(), (errors[easy].max(), c_errors[easy].max(), worst)
     scipy_good = easy & (c_errors <= 8)
     assert errors[scipy_good].max() <= 48, (errors[scipy_good].max(), v[:, scipy_good][:, np.argmax(errors[scipy_good])])
-    # The documented regions: finite wherever the value is, and 10 digits at least where
-    # a and b exceed c.
+    # The documented region: finite, and 10 digits at least.
     assert np.all(np.isfinite(errors[known])), v[:, known][:, ~np.isfinite(errors[known])]
-    w = np.array([abs(float(x)) for x in want])
-    relative = errors * np.spacing(np.where(w > 0, w, 1.0)) / np.where(w > 0, w, 1.0)
-    a64, b64, c64, z64 = v.astype("float64")
-    both_above = (np.minimum(a64, b64) > c64) & (z64 < 0)
-    assert relative[both_above].max() <= 1e-10, relative[both_above].max()
+    w = np.array([abs(float(x)) for x in want])[known]
+    relative = errors[known] * np.spacing(np.where(w > 0, w, 1.0)) / np.where(w > 0, w, 1.0)
+    assert relative.max() <= 1e-10, relative.max()
 
 
 def test_gradients_wrt_z_and_a_as_the_c_backend():

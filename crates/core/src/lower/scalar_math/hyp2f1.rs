@@ -22,6 +22,9 @@
 //!   so every z < 0 is reached, z -> -inf included. (1-z)^-a is C's pow of the
 //!   exactly split 1 - z = hi + lo, hi^-a (1 - a lo/hi).
 //!
+//! - where c - a or c - b is a non-positive integer, Euler's (1-z)^d F(c-a, c-b; c; z), a
+//!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
+//!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
 //! cancels). Special values follow scipy (pytensor 3.0.7's reference for this Op, which
@@ -34,8 +37,7 @@
 //! nan with any nan otherwise.
 //!
 //! Known limits (measured in benchmarks/accuracy.py): the forms above all cancel where a
-//! and b exceed c by several units with z < 0 (scipy's recurrences in a do better
-//! there); c - a - b near but not at an integer loses the digits of the gamma functions'
+//! and b exceed c with z < 0 (up to 6e4 ULP; scipy's recurrences in a do better there); c - a - b near but not at an integer loses the digits of the gamma functions'
 //! near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
 //! integer case too (d up to 10,000).
 
@@ -560,6 +562,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let poly = or(f, &poly_a, &poly_b);
     let not_poly = not(f, &poly);
     let z_finite = is_finite(f, z);
+    let z_below_one = f.cmp(CmpF::Olt, z, &one);
     let z_negative = f.cmp(CmpF::Olt, z, &zero);
     let z_negative = and(f, &z_negative, &z_finite);
 
@@ -646,6 +649,30 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let value = f.mul(pre, &est.value);
     let est = only_where(f, &w_conn, Estimate { value, ..est });
     best = better(f, best, est);
+    // Euler's (1-z)^d F(c-a, c-b; c; z) where c - a or c - b is a non-positive integer
+    // (exactly): a polynomial, which the forms above can lose to cancellation (near a zero
+    // of a polynomial F close to z = 1), for every z < 1.
+    let ca_exact = f.cmp(CmpF::Oeq, &ca_lo1, &zero);
+    let ca_poly = non_positive_integer(f, &ca);
+    let ca_poly = and(f, &ca_poly, &ca_exact);
+    let cb_exact = f.cmp(CmpF::Oeq, &cb_lo1, &zero);
+    let cb_poly = non_positive_integer(f, &cb);
+    let cb_poly = and(f, &cb_poly, &cb_exact);
+    let ecp = or(f, &ca_poly, &cb_poly);
+    let (zh, zl) = difference(f, &one, z);
+    let whole = Base { h: zh, lo: zl, e: minus_one.clone() };
+    let euler_here = and(f, &ecp, &z_finite);
+    let euler_here = and(f, &euler_here, &z_below_one);
+    let z_eu = f.sel(&euler_here, z, &zero);
+    let eu = series(f, &ca, &cb, c, &z_eu);
+    let minus_d = f.neg(&d1);
+    let pw = power(f, &whole, &minus_d);
+    let d_corr = f.mul(&d1_lo, &log_s1);
+    let d_corr = f.add(&one, &d_corr);
+    let pw = f.mul(&pw, &d_corr);
+    let value = f.mul(&pw, &eu.value);
+    let est = only_where(f, &euler_here, Estimate { value, ..eu });
+    best = better(f, best, est);
     let r = f.sel(&best.ok, &best.value, &nan);
 
     // Special values, scipy's (the later ones take precedence).
@@ -660,9 +687,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let d_int = and(f, &d_int, &lo_zero);
     let d_le = f.cmp(CmpF::Ole, &d1, &minus_one);
     let euler_case = and(f, &d_int, &d_le);
-    let ca_poly = non_positive_integer(f, &ca);
-    let cb_poly = non_positive_integer(f, &cb);
-    let ecp = or(f, &ca_poly, &cb_poly);
     let euler_case = and(f, &euler_case, &ecp);
     let euler_case = and(f, &euler_case, &above);
     let z_e = f.sel(&euler_case, z, &zero);
@@ -703,8 +727,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let r = f.sel(&c_pole, &inf, &r);
     // c = a or c = b with |z| < 1 or z = -1: (1-z)^-b or (1-z)^-a, poles of c or not (for
     // c = b a non-positive integer scipy sums the first 1 - b terms instead: not followed).
-    let (zh, zl) = difference(f, &one, z);
-    let whole = Base { h: zh, lo: zl, e: minus_one.clone() };
     let c_is_a = f.cmp(CmpF::Oeq, c, a);
     let c_is_b = f.cmp(CmpF::Oeq, c, b);
     let other = f.sel(&c_is_a, b, a);
