@@ -1213,5 +1213,19 @@ mod special_function_tests {
             }
         }
     }
+    /// hyp2f1 (four arguments) too.
+    #[test]
+    fn hyp2f1_has_a_float32_formulation() {
+        for float64_math in [false, true] {
+            let var = r#"{"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": null}"#;
+            let json = format!(
+                r#"{{"variables": [{var}, {var}, {var}, {var}, {var}], "inputs": [0, 1, 2, 3], "outputs": [4],
+                  "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "Hyp2F1", "props": {{}}}}}}}}}},
+                              "inputs": [0, 1, 2, 3], "outputs": [4]}}]}}"#
+            );
+            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
+        }
+    }
 }
 // End of issue 3's special-function block.
