@@ -16,13 +16,13 @@
 //!   form with psi (A&S 15.3.10, 15.3.11; d < 0 first through Euler's transformation
 //!   F = (1-z)^d F(c-a, c-b; c; z)), with psi's values carried along by their recurrence.
 //!   d is carried as two doubles: (1-z)^d rounds no more than the power itself although
-//!   |d log(1-z)| is large near z = 1.
+//!   |d log(1-z)| is large near z = 1; the gamma functions of rounded differences (c - a,
+//!   c - b, d) get their first-order correction lo psi(x).
 //! - for z < 0 Pfaff's transformations F = (1-z)^-a F(a, c-b; c; w) and (1-z)^-b F(b, c-a;
 //!   c; w), w = z/(z-1) in (0, 1): each by the two forms above, in w and 1 - w = 1/(1-z),
 //!   so every z < 0 is reached, z -> -inf included. (1-z)^-a is C's pow of the
 //!   exactly split 1 - z = hi + lo, hi^-a (1 - a lo/hi). Where a (or b) exceeds c by 2 or
 //!   more, also F(a, c-b; c; w) by the recurrence in a from a - round(a - c) (`recurrence`).
-//!
 //! - where c - a or c - b is a non-positive integer, Euler's (1-z)^d F(c-a, c-b; c; z), a
 //!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
 //!
@@ -38,8 +38,9 @@
 //! nan with any nan otherwise.
 //!
 //! Known limits (measured in benchmarks/accuracy.py): the forms above all cancel where a
-//! and b exceed c with z < 0, the recurrence too where its error estimate is no better; c - a - b near but not at an integer loses the digits of the gamma functions'
-//! near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
+//! and b exceed c with z < 0, the recurrence too where its error estimate is no better
+//! (up to 2.8e5 ULP); c - a - b near but not at an integer loses the digits of the gamma
+//! functions' near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
 //! integer case too (d up to 10,000).
 
 use super::exp_log::log1p;
