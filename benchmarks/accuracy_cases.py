@@ -686,3 +686,54 @@ def points(case, dtype, n, rng):
         d = np.array(d, dtype=dtype)
         v = v[v.view(f"u{dtype.itemsize}") != d.view(f"u{dtype.itemsize}")]
     return v
+
+
+def _hyp2f1(a, b, c, z):
+    """mpmath's hyp2f1 with scipy's special values where the sampler reaches them: inf
+    where c is a non-positive integer not preceded by the end of a polynomial (a or b a
+    non-positive integer above c)."""
+    if any(mpmath.isnan(v) for v in (a, b, c, z)):
+        return mpmath.mpf("nan")
+    if z == 0:
+        return mpmath.mpf(1)
+    if c <= 0 and c == mpmath.floor(c):
+        ends = any(v <= 0 and v == mpmath.floor(v) and v > c for v in (a, b))
+        if not ends:
+            return mpmath.inf
+    return mpmath.hyp2f1(a, b, c, z)
+
+
+def _hyp2f1_points(dtype, n, rng):
+    """(a, b, c, z): a, b uniform in [-3, 10], c in (0.05, 20], z in (-1, 1), in ten
+    groups: a an integer (a polynomial where a <= 0); c in (0.05, 1); c - a - b an integer
+    in [-3, 3] (a, b multiples of 1/8) with z = 1 - 10^-[0.3, 8]; b - a an integer (Pfaff's
+    c - a' - b' for z < 0) with z = -10^[0, 4]; z = 1 - 10^-[0, 8]; z = -10^[0, 6]; the
+    rest z uniform in (-1, 1)."""
+    k = n // 10
+    a = rng.uniform(-3, 10, n)
+    b = rng.uniform(-3, 10, n)
+    c = rng.uniform(0.05, 20, n)
+    z = rng.uniform(-1, 1, n)
+    a[:k] = np.round(a[:k])
+    c[k : 2 * k] = rng.uniform(0.05, 1, k)
+    g = slice(2 * k, 4 * k)
+    a[g] = np.round(a[g] * 8) / 8
+    b[g] = np.round(b[g] * 8) / 8
+    c[2 * k : 3 * k] = a[2 * k : 3 * k] + b[2 * k : 3 * k] + rng.integers(-3, 4, k)
+    z[2 * k : 3 * k] = 1 - 10 ** rng.uniform(-8, -0.3, k)
+    b[3 * k : 4 * k] = a[3 * k : 4 * k] + rng.integers(-2, 3, k)
+    z[3 * k : 4 * k] = -(10 ** rng.uniform(0, 4, k))
+    z[4 * k : 5 * k] = 1 - 10 ** rng.uniform(-8, 0, k)
+    z[5 * k : 6 * k] = -(10 ** rng.uniform(0, 6, k))
+    if np.dtype(dtype) == np.float32:
+        z[2 * k : 3 * k] = 1 - 10 ** rng.uniform(-7, -0.3, k)
+        z[4 * k : 5 * k] = 1 - 10 ** rng.uniform(-7, 0, k)
+    return np.stack([a, b, c, z])
+
+
+CASES.append(
+    Case("hyp2f1", pt.hyp2f1, real(_hyp2f1), (), arity=4, sampler=_hyp2f1_points,
+         edges=(1.0, 2.0, 3.0, 0.5, 1.0, 2.0, 3.0, -1.0, 0.5, 0.5, 1.5, -1e8, 1.0, 1.0, 2.0, -1e6, 2.0, 3.0, 6.0, 0.99999,
+                -20.0, 2.0, 3.0, 0.9, -3.0, 2.0, 3.0, -7.0, 1.5, 2.5, 0.5, -3.0, 0.25, 0.5, 1.75, 0.999, 1.0, 1.0, 1.0, 0.5))
+)  # fmt: skip
+BY_NAME = {c.name: c for c in CASES}

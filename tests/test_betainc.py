@@ -120,14 +120,6 @@ def test_betainc_distribution_cdfs():
         np.testing.assert_allclose(g, w, rtol=tol, atol=1e-290 if g.dtype == np.float64 else 1e-37)
 
 
-def test_hyp2f1_is_refused_by_name():
-    """Not lowered: compiling it fails loudly, naming the Op (owens_t is lowered now:
-    tests/test_owens_t.py)."""
-    x = pt.vector("x")
-    with pytest.raises(NotImplementedError, match="Hyp2F1"):
-        pytensor.function([x], pt.hyp2f1(x, x, x, x), mode=MLIR)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_betaincinv_accuracy(dtype):
     """betaincinv (lower/scalar_math/beta_inv.rs) against mpmath on the points of

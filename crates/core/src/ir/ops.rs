@@ -281,6 +281,8 @@ pub enum ScalarOp {
     BetaIncInv,
     /// Owen's T function `owens_t(h, a)`.
     OwensT,
+    /// The Gauss hypergeometric function `hyp2f1(a, b, c, z)`.
+    Hyp2F1,
     // End of issue 3's special-function block.
     // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
     /// The modified Bessel function of the first kind, order 0.
@@ -427,6 +429,7 @@ impl ScalarOp {
             "BetaInc" => BetaInc,
             "BetaIncInv" => BetaIncInv,
             "Owens_t" => OwensT,
+            "Hyp2F1" => Hyp2F1,
             // End of issue 3's special-function block.
             // Issue 3: Bessel functions (lower/scalar_math/bessel.rs).
             "I0" => I0,
@@ -661,7 +664,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
     "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
-    "Owens_t",
+    "Owens_t", "Hyp2F1",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

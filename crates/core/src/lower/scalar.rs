@@ -5,8 +5,9 @@ use crate::dtype::{promote, DType};
 use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
-use super::scalar_math::{bessel, beta, beta_inv, erf, exp_log, gamma, incomplete_gamma, incomplete_gamma_inv, polygamma, trig};
-use super::scalar_math::owens_t;
+use super::scalar_math::{
+    bessel, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t, polygamma, trig,
+};
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
 const F64_FRACTION_BITS: i64 = 52;
@@ -275,6 +276,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::BetaInc => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta::betainc)?,
         ScalarOp::BetaIncInv => own_math3(b, [&ins[0], &ins[1], &ins[2]], out, beta_inv::betaincinv)?,
         ScalarOp::OwensT => own_math2(b, &ins[0], &ins[1], out, owens_t::owens_t)?,
+        ScalarOp::Hyp2F1 => own_math4(b, [&ins[0], &ins[1], &ins[2], &ins[3]], out, hyp2f1::hyp2f1)?,
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
@@ -714,7 +716,7 @@ fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
 /// Here the magnitude is `exp(y * log|x|)` with the product's rounding error (by FMA) and
 /// log's (one Newton step, where |log x| > 1) added back inside the exp (`exp_scaled`),
 /// which keeps it within about 1e-16 * |y| relative; then the special cases, and the sign.
-fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
+pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
     let ty = ScalarType::F64;
     let zero = b.constant_f64(0.0, ty);
     let one = b.constant_f64(1.0, ty);
@@ -1128,6 +1130,18 @@ fn own_math3(
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 
+/// `own_math` for a function of four arguments (hyp2f1), all converted to the output dtype.
+fn own_math4(
+    b: &mut Block,
+    xs: [&Scalar; 4],
+    out: DType,
+    f: fn(&mut Block, &Value, &Value, &Value, &Value) -> Value,
+) -> Result<Value, String> {
+    let (args, ty, work) = own_math_args(b, &xs, out)?;
+    let r = f(b, &args[0], &args[1], &args[2], &args[3]);
+    Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
 /// The arguments of an `own_math` function at the type it works in: (arguments, the
 /// output's type, the working type).
 fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value>, ScalarType, ScalarType), String> {
@@ -1214,6 +1228,21 @@ mod special_function_tests {
               "nodes": [{"op": {"type": "Elemwise", "props": {"scalar_op": {"$op": {"type": "Owens_t", "props": {}}}}},
                           "inputs": [0, 1], "outputs": [2]}]}"#;
             let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
+        }
+    }
+
+    /// hyp2f1 (four arguments) too.
+    #[test]
+    fn hyp2f1_has_a_float32_formulation() {
+        for float64_math in [false, true] {
+            let var = r#"{"type": {"kind": "tensor", "dtype": "float32", "shape": [null]}, "name": null}"#;
+            let json = format!(
+                r#"{{"variables": [{var}, {var}, {var}, {var}, {var}], "inputs": [0, 1, 2, 3], "outputs": [4],
+                  "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "Hyp2F1", "props": {{}}}}}}}}}},
+                              "inputs": [0, 1, 2, 3], "outputs": [4]}}]}}"#
+            );
+            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
             assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }

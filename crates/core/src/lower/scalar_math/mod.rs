@@ -9,6 +9,7 @@ pub mod beta_inv;
 pub mod erf;
 pub mod exp_log;
 pub mod gamma;
+pub mod hyp2f1;
 pub mod incomplete_gamma;
 pub mod incomplete_gamma_inv;
 mod newton;

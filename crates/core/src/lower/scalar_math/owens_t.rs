@@ -300,13 +300,7 @@ fn normal_tails(f: &mut F, z: &Value, e: &Value, erfcx_z: &Value) -> (Value, Val
     (q, p, small)
 }
 
-fn and(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::AndI, a, c)
-}
 
-fn or(f: &mut F, a: &Value, c: &Value) -> Value {
-    f.b.arith(Arith::OrI, a, c)
-}
 
 pub fn owens_t(b: &mut Block, h: &Value, a: &Value) -> Value {
     let mut f = F::new(b, h);
@@ -336,7 +330,7 @@ pub fn owens_t(b: &mut Block, h: &Value, a: &Value) -> Value {
     let two = f.c(2.0);
     let a_far = f.cmp(CmpF::Ogt, &a_abs, &two);
     let short = f.b.arith(Arith::XOrI, &a_big, &a_far);
-    let short = and(f, &short, &small_s);
+    let short = f.and(&short, &small_s);
     let inv_a = f.div(&one, &a_abs);
     let a_l = f.sel(&a_far, &inv_a, &a_abs);
     let s_l = f.sel(&a_far, &h_abs, &s);
@@ -385,13 +379,13 @@ pub fn owens_t(b: &mut Block, h: &Value, a: &Value) -> Value {
     let minus_es_g = f.mul(&minus_es, &g);
     let owen = f.add(&owen, &minus_es_g);
 
-    let use_owen = and(f, &small_s, &a_far);
+    let use_owen = f.and(&small_s, &a_far);
     let t = f.sel(&use_owen, &owen, &t);
 
     // T(h, 0) = 0 (also for infinite h, where s is nan); T(inf, a) = 0.
     let a_zero = f.cmp(CmpF::Oeq, &a_abs, &zero);
     let h_inf = f.cmp(CmpF::Oeq, &h_abs, &inf);
-    let vanish = or(f, &a_zero, &h_inf);
+    let vanish = f.or(&a_zero, &h_inf);
     let t = f.sel(&vanish, &zero, &t);
     // The sign of a, as scipy: -0.0 for a < 0, +0.0 for a = -0.0.
     let minus_t = f.neg(&t);

@@ -1,0 +1,856 @@
+//! The Gauss hypergeometric function hyp2f1(a, b; c; z) for real arguments (PyTensor's
+//! `Hyp2F1`, whose reference is scipy.special.hyp2f1).
+//!
+//! Written from Abramowitz & Stegun ch. 15 and DLMF 15.2, 15.8. Every element evaluates a
+//! few candidate forms, each with an estimate of its own rounding error, and keeps the
+//! one with the smallest (as selects: a form that does not apply gets stand-in arguments
+//! on which its loops stop at once):
+//!
+//! - the Maclaurin series in z (`series`), where -1 < z <= 0.999: `scf.while`, Kahan's
+//!   compensated sum, stopped when the next terms cannot change it (the ratio of terms
+//!   below 1 and the term below eps |sum| (1 - ratio)), after the terms' signs have settled
+//!   (k past -a, -b, -c). The error estimate is sum |t_k| sqrt(5 k) / |sum|: cancellation,
+//!   and the rounding of the terms' running products.
+//! - for 1/2 <= z < 1 the connection formula in 1 - z (A&S 15.3.6, DLMF 15.8.4): two series
+//!   times gamma functions when d = c - a - b is not an integer; for integer d the limit
+//!   form with psi (A&S 15.3.10, 15.3.11; d < 0 first through Euler's transformation
+//!   F = (1-z)^d F(c-a, c-b; c; z)), with psi's values carried along by their recurrence.
+//!   d is carried as two doubles: (1-z)^d rounds no more than the power itself although
+//!   |d log(1-z)| is large near z = 1; the gamma functions of rounded differences (c - a,
+//!   c - b, d) get their first-order correction lo psi(x).
+//! - for z < 0 Pfaff's transformations F = (1-z)^-a F(a, c-b; c; w) and (1-z)^-b F(b, c-a;
+//!   c; w), w = z/(z-1) in (0, 1): each by the two forms above, in w and 1 - w = 1/(1-z),
+//!   so every z < 0 is reached, z -> -inf included. (1-z)^-a is C's pow of the
+//!   exactly split 1 - z = hi + lo, hi^-a (1 - a lo/hi). Where a (or b) exceeds c by 2 or
+//!   more, also F(a, c-b; c; w) by the recurrence in a from a - round(a - c) (`recurrence`).
+//! - where c - a or c - b is a non-positive integer, Euler's (1-z)^d F(c-a, c-b; c; z), a
+//!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
+//!
+//! A polynomial (a or b a non-positive integer) is also summed term by term for every
+//! finite z, as scipy does (the forms above, where they apply, can do better: the sum
+//! cancels). Special values follow scipy (pytensor 3.0.7's reference for this Op, which
+//! has no C code): 1 at z = 0 (nan parameters too) and for a = 0 or b = 0 with c != 0;
+//! inf where c is a non-positive integer not preceded by the polynomial's end, unless c = a
+//! or c = b with |z| < 1 (then (1-z)^-b or (1-z)^-a); at z = 1
+//! Gauss's sum Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)) for d > 0, inf otherwise; z > 1
+//! (outside the real function's domain) inf, except polynomials and, for an integer
+//! d <= -1, Euler's (1-z)^d times a polynomial in c-a or c-b; z = -inf 0 where a, b > 0;
+//! nan with any nan otherwise.
+//!
+//! Known limits (measured in benchmarks/accuracy.py): the forms above all cancel where a
+//! and b exceed c with z < 0, the recurrence too where its error estimate is no better
+//! (up to 2.8e5 ULP); c - a - b near but not at an integer loses the digits of the gamma
+//! functions' near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
+//! integer case too (d up to 10,000).
+
+use super::exp_log::log1p;
+use super::gamma::{gamma, psi};
+use super::F;
+use crate::lower::scalar::float_pow;
+use crate::mlir::{Arith, CmpF, ScalarType, Value};
+
+/// The unit roundoff per type.
+const EPS: (f64, f64) = (1.1102230246251565e-16, 5.960464477539063e-08);
+/// The loops' iteration cap.
+const MAX_ITER: f64 = 10000.0;
+/// The series in z is tried up to here (at 0.999 about 40,000 / (1 - z) terms would be
+/// needed for the worst exponents; the cap stops it, and the connection takes over).
+const SERIES_MAX_X: f64 = 0.999;
+/// The connection formula is tried from here (its series in 1 - z converge like 2^-k).
+const CONNECTION_MIN_X: f64 = 0.5;
+/// The weight of the gamma functions' rounding (a few ulps each) in the connection
+/// formula's error estimate.
+const GAMMA_ULPS: f64 = 4.0;
+/// The recurrence's error bound adds every error with the same sign, and overstates more
+/// than the series' estimates: weighed by this to compare with them (a prototype on 1500
+/// points with z < 0: 0.3 took the recurrence's max error where a, b > c from 2.7e3 to 807
+/// ULP without raising the max elsewhere; 0.1 and below raised it).
+const RECURRENCE_WEIGHT: f64 = 0.25;
+/// A term's relative error after k steps of five roundings each is a random walk of
+/// about sqrt(5 k) / 2 roundings, and neighbouring terms share it: the series' estimate
+/// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
+/// estimated 6.8 had 19 ULP, the connection formula estimated 9.6 had 1).
+const SERIES_ROUNDING: f64 = 2.2;
+/// psi(1) = -Euler's constant.
+const PSI_ONE: f64 = -0.5772156649015329;
+
+
+
+
+fn max(f: &mut F, a: &Value, c: &Value) -> Value {
+    f.b.arith(Arith::MaximumF, a, c)
+}
+
+fn is_finite(f: &mut F, v: &Value) -> Value {
+    let inf = f.c(f64::INFINITY);
+    let a = f.abs(v);
+    f.cmp(CmpF::Olt, &a, &inf)
+}
+
+/// Whether v is 0 or a negative integer (the poles of Gamma, the ends of polynomials).
+fn non_positive_integer(f: &mut F, v: &Value) -> Value {
+    let zero = f.c(0.0);
+    let fl = f.floor(v);
+    let integral = f.cmp(CmpF::Oeq, &fl, v);
+    let non_positive = f.cmp(CmpF::Ole, v, &zero);
+    f.and(&integral, &non_positive)
+}
+
+/// 1 / Gamma(v), 0 at the poles.
+fn rgamma(f: &mut F, v: &Value) -> Value {
+    let g = gamma(f.b, v);
+    let one = f.c(1.0);
+    let r = f.div(&one, &g);
+    let pole = non_positive_integer(f, v);
+    let zero = f.c(0.0);
+    f.sel(&pole, &zero, &r)
+}
+
+/// x^y for x > 0: C's pow in f64 (within about 1e-16 |y| relative), exp(y log x) where
+/// the working type is f32 (Vulkan, Metal).
+fn pow(f: &mut F, x: &Value, y: &Value) -> Value {
+    if f.f64() {
+        return float_pow(f.b, x, y);
+    }
+    let l = f.log(x);
+    let p = f.mul(y, &l);
+    f.exp(&p)
+}
+
+/// The base s of the connection formula's powers, as s = h^e (1 + lo/h)^e with e = 1
+/// (s = h exactly, lo = 0) or e = -1 (s = 1 / (1 - z), h + lo = 1 - z exactly): run-time
+/// values, so that one connection serves z in [1/2, 1] and Pfaff's w alike.
+struct Base {
+    h: Value,
+    lo: Value,
+    e: Value,
+}
+
+/// s^y = h^(e y) (1 + e y lo / h) (see `Base`).
+fn power(f: &mut F, base: &Base, y: &Value) -> Value {
+    let ey = f.mul(&base.e, y);
+    let p = pow(f, &base.h, &ey);
+    let one = f.c(1.0);
+    let ratio = f.div(&base.lo, &base.h);
+    let corr = f.fma(&ey, &ratio, &one);
+    f.mul(&p, &corr)
+}
+
+/// A result with its estimated relative error (in units of eps; inf or nan: unusable)
+/// and whether its loops ended by convergence.
+struct Estimate {
+    value: Value,
+    error: Value,
+    ok: Value,
+}
+
+/// The Maclaurin series sum_k (a)_k (b)_k / ((c)_k k!) x^k (see the module comment).
+fn series(f: &mut F, a: &Value, b: &Value, c: &Value, x: &Value) -> Estimate {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    // Past k_min, (a+k), (b+k) and (c+k) keep their signs.
+    let minus_a = f.neg(a);
+    let minus_b = f.neg(b);
+    let minus_c = f.neg(c);
+    let k_min = max(f, &zero, &minus_a);
+    let k_min = max(f, &k_min, &minus_b);
+    let k_min = max(f, &k_min, &minus_c);
+    let ty = f.ty;
+    let (a_in, b_in, c_in, x_in) = (a.clone(), b.clone(), c.clone(), x.clone());
+    // (k, term, sum, compensation, sum of |term| sqrt(k), |ratio|)
+    let done = f.b.scf_while(
+        &[zero.clone(), one.clone(), one.clone(), zero.clone(), one.clone(), two],
+        |cb, v| {
+            let mut g = F { b: cb, ty };
+            let (k, term, sum, ratio) = (&v[0], &v[1], &v[2], &v[5]);
+            let zero = g.c(0.0);
+            let one = g.c(1.0);
+            let eps = g.k(EPS);
+            let limit = g.c(MAX_ITER);
+            let settled = g.cmp(CmpF::Ogt, k, &k_min);
+            let shrinking = g.cmp(CmpF::Olt, ratio, &one);
+            let abs_sum = g.abs(sum);
+            let room = g.sub(&one, ratio);
+            let small = g.mul(&abs_sum, &eps);
+            let small = g.mul(&small, &room);
+            let abs_term = g.abs(term);
+            let negligible = g.cmp(CmpF::Ole, &abs_term, &small);
+            let converged = g.and(&settled, &shrinking);
+            let converged = g.and(&converged, &negligible);
+            let ended = g.cmp(CmpF::Oeq, term, &zero);
+            let stop = g.or(&converged, &ended);
+            // nan or inf (a pole of c, an overflow): no use going on.
+            let finite = is_finite(&mut g, sum);
+            let broken = g.not(&finite);
+            let stop = g.or(&stop, &broken);
+            let go_on = g.not(&stop);
+            let under = g.cmp(CmpF::Olt, k, &limit);
+            g.and(&go_on, &under)
+        },
+        |lb, v| {
+            let mut g = F { b: lb, ty };
+            let (k, term, sum, comp, sabs) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
+            let one = g.c(1.0);
+            let ak = g.add(&a_in, k);
+            let bk = g.add(&b_in, k);
+            let ck = g.add(&c_in, k);
+            let k1 = g.add(k, &one);
+            let num = g.mul(&ak, &bk);
+            let den = g.mul(&ck, &k1);
+            let r = g.div(&num, &den);
+            let r = g.mul(&r, &x_in);
+            let term = g.mul(term, &r);
+            // Kahan's compensated sum.
+            let y = g.sub(&term, comp);
+            let t = g.add(sum, &y);
+            let grown = g.sub(&t, sum);
+            let comp = g.sub(&grown, &y);
+            let abs_term = g.abs(&term);
+            let root = g.sqrt(&k1);
+            let sabs = g.fma(&abs_term, &root, sabs);
+            let ratio = g.abs(&r);
+            vec![k1, term, t, comp, sabs, ratio]
+        },
+    );
+    let (k, sum, sabs) = (&done[0], &done[2], &done[4]);
+    let limit = f.c(MAX_ITER);
+    let under = f.cmp(CmpF::Olt, k, &limit);
+    let finite = is_finite(f, sum);
+    let ok = f.and(&under, &finite);
+    let abs_sum = f.abs(sum);
+    let error = f.div(sabs, &abs_sum);
+    let weight = f.c(SERIES_ROUNDING);
+    let error = f.mul(&error, &weight);
+    let inf = f.c(f64::INFINITY);
+    let error = f.sel(&ok, &error, &inf);
+    Estimate { value: sum.clone(), error, ok }
+}
+
+/// The parameters of one F(a, b; c; x) evaluation: c - a and c - b as the caller knows them
+/// best (exactly, for Pfaff's forms), and d = c - a - b as two doubles; b, c - a and c - b
+/// with their rounding errors (a is exact), for the gamma functions of the connection
+/// formula, whose relative error is psi(x) times the error of x: 20 ULP for x = 17 alone.
+struct Params<'v> {
+    a: &'v Value,
+    b: &'v Value,
+    c: &'v Value,
+    ca: &'v Value,
+    cb: &'v Value,
+    d_hi: &'v Value,
+    d_lo: &'v Value,
+    b_lo: &'v Value,
+    ca_lo: &'v Value,
+    cb_lo: &'v Value,
+}
+
+/// 1 - lo psi(x) (1 + lo psi(x) with `plus`): Gamma(x + lo) / Gamma(x) or its inverse to
+/// first order; 1 where lo = 0 (psi may be infinite there).
+fn first_order(f: &mut F, psi_x: &Value, lo: &Value, plus: bool) -> Value {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let t = f.mul(lo, psi_x);
+    let exact = f.cmp(CmpF::Oeq, lo, &zero);
+    let t = f.sel(&exact, &zero, &t);
+    if plus {
+        f.add(&one, &t)
+    } else {
+        f.sub(&one, &t)
+    }
+}
+
+/// F(a, b; c; 1 - s) for 0 <= s <= 1/2 by the connection formula (see the module comment);
+/// also Gauss's sum Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)), its value at s = 0.
+fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (Estimate, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let (a, b, c, ca, cb, d, d_lo) = (p.a, p.b, p.c, p.ca, p.cb, p.d_hi, p.d_lo);
+    let fl = f.floor(d);
+    let d_whole = f.cmp(CmpF::Oeq, &fl, d);
+    let lo_zero = f.cmp(CmpF::Oeq, d_lo, &zero);
+    let integral = f.and(&d_whole, &lo_zero);
+    let fractional = f.not(&integral);
+    let gamma_weight = f.c(GAMMA_ULPS);
+    // The gamma functions both forms share.
+    let g_c = gamma(f.b, c);
+    let g_d = gamma(f.b, d);
+    let minus_d = f.neg(d);
+    let g_minus_d = gamma(f.b, &minus_d);
+    let r_a = rgamma(f, a);
+    let r_b = rgamma(f, b);
+    let r_ca = rgamma(f, ca);
+    let r_cb = rgamma(f, cb);
+    let psi_a = psi(f.b, a);
+    let psi_b = psi(f.b, b);
+    let psi_ca = psi(f.b, ca);
+    let psi_cb = psi(f.b, cb);
+    let psi_d = psi(f.b, d);
+    let psi_minus_d = psi(f.b, &minus_d);
+    // The first-order corrections for the rounded arguments: of 1/(Gamma(a) Gamma(b)) and
+    // 1/(Gamma(c-a) Gamma(c-b)), and of Gamma(d), Gamma(-d).
+    let corr_b = first_order(f, &psi_b, p.b_lo, false);
+    let corr_ca = first_order(f, &psi_ca, p.ca_lo, false);
+    let corr_cb = first_order(f, &psi_cb, p.cb_lo, false);
+    let corr_ab = corr_b;
+    let corr_cacb = f.mul(&corr_ca, &corr_cb);
+    let corr_d = first_order(f, &psi_d, d_lo, true);
+    let minus_d_lo = f.neg(d_lo);
+    let corr_minus_d = first_order(f, &psi_minus_d, &minus_d_lo, true);
+    let gauss = f.mul(&g_c, &g_d);
+    let gauss = f.mul(&gauss, &r_ca);
+    let gauss = f.mul(&gauss, &r_cb);
+    let gauss = f.mul(&gauss, &corr_cacb);
+    let gauss = f.mul(&gauss, &corr_d);
+
+    // d not an integer: Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)) F(a, b; 1-d; s)
+    // + s^d Gamma(c) Gamma(-d) / (Gamma(a) Gamma(b)) F(c-a, c-b; 1+d; s).
+    let s_frac = f.sel(&fractional, s, &zero);
+    let one_minus_d = f.sub(&one, d);
+    let one_plus_d = f.add(&one, d);
+    let s1 = series(f, a, b, &one_minus_d, &s_frac);
+    let s2 = series(f, ca, cb, &one_plus_d, &s_frac);
+    let u = f.mul(&gauss, &s1.value);
+    let t2 = f.mul(&g_c, &g_minus_d);
+    let t2 = f.mul(&t2, &r_a);
+    let t2 = f.mul(&t2, &r_b);
+    let t2 = f.mul(&t2, &corr_ab);
+    let t2 = f.mul(&t2, &corr_minus_d);
+    let s_d = power(f, base, d);
+    // The low part of d: s^(d_hi + d_lo) = s^d_hi (1 + d_lo log s).
+    let d_corr = f.mul(d_lo, log_s);
+    let d_corr = f.add(&one, &d_corr);
+    let v = f.mul(&t2, &s_d);
+    let v = f.mul(&v, &d_corr);
+    let v = f.mul(&v, &s2.value);
+    let frac_value = f.add(&u, &v);
+    let abs_u = f.abs(&u);
+    let abs_v = f.abs(&v);
+    let both = f.add(&abs_u, &abs_v);
+    let err = f.mul(&both, &gamma_weight);
+    let err = f.fma(&abs_u, &s1.error, &err);
+    let err = f.fma(&abs_v, &s2.error, &err);
+    let abs_r = f.abs(&frac_value);
+    let frac_error = f.div(&err, &abs_r);
+    let frac_ok = f.and(&s1.ok, &s2.ok);
+
+    // d = m an integer, after Euler's transformation where d < 0 (a' = c-a, b' = c-b):
+    // F = Gamma(m) Gamma(c) / (Gamma(a'+m) Gamma(b'+m)) sum_{n<m} (a')_n (b')_n /
+    // (n! (1-m)_n) s^n - (-s)^m Gamma(c) / (Gamma(a') Gamma(b')) sum_n (a'+m)_n (b'+m)_n /
+    // (n! (n+m)!) s^n (log s - psi(n+1) - psi(n+m+1) + psi(a'+n+m) + psi(b'+n+m)).
+    // a' + m and b' + m are c - b and b, or a and c - a: every gamma function is one of
+    // the above.
+    let negative = f.cmp(CmpF::Olt, d, &zero);
+    let m_abs = f.abs(d);
+    let m = f.sel(&integral, &m_abs, &zero);
+    let ap = f.sel(&negative, ca, a);
+    let bp = f.sel(&negative, cb, b);
+    let apm = f.sel(&negative, b, cb);
+    let bpm = f.sel(&negative, a, ca);
+    let r_ap = f.sel(&negative, &r_ca, &r_a);
+    let r_bp = f.sel(&negative, &r_cb, &r_b);
+    let r_apm = f.sel(&negative, &r_b, &r_cb);
+    let r_bpm = f.sel(&negative, &r_a, &r_ca);
+    let g_m = f.sel(&negative, &g_minus_d, &g_d);
+    let euler = power(f, base, d);
+    let euler = f.sel(&negative, &euler, &one);
+    // The finite sum, n = 1 .. m-1 (term n from term n-1; none while m <= 1).
+    let s_int = f.sel(&integral, s, &zero);
+    let ty = f.ty;
+    let (ap_in, bp_in, m_in, s_in) = (ap.clone(), bp.clone(), m.clone(), s_int.clone());
+    let finite = f.b.scf_while(
+        &[zero.clone(), one.clone(), one.clone(), one.clone()],
+        |cb_, v| {
+            let mut g = F { b: cb_, ty };
+            let one = g.c(1.0);
+            let last = g.sub(&m_in, &one);
+            let n1 = g.add(&v[0], &one);
+            let limit = g.c(MAX_ITER);
+            let more = g.cmp(CmpF::Ole, &n1, &last);
+            let under = g.cmp(CmpF::Olt, &v[0], &limit);
+            g.and(&more, &under)
+        },
+        |lb, v| {
+            let mut g = F { b: lb, ty };
+            let (n, t, sum, sabs) = (&v[0], &v[1], &v[2], &v[3]);
+            let one = g.c(1.0);
+            let an = g.add(&ap_in, n);
+            let bn = g.add(&bp_in, n);
+            let n1 = g.add(n, &one);
+            let one_m = g.sub(&one, &m_in);
+            let mn = g.add(&one_m, n);
+            let num = g.mul(&an, &bn);
+            let den = g.mul(&n1, &mn);
+            let r = g.div(&num, &den);
+            let r = g.mul(&r, &s_in);
+            let t = g.mul(t, &r);
+            let sum = g.add(sum, &t);
+            let at = g.abs(&t);
+            let sabs = g.add(sabs, &at);
+            vec![n1, t, sum, sabs]
+        },
+    );
+    let (fs, fs_abs) = (&finite[2], &finite[3]);
+    let g_fs = f.mul(&g_m, &g_c);
+    let g_fs = f.mul(&g_fs, &r_apm);
+    let g_fs = f.mul(&g_fs, &r_bpm);
+    let corr_pm = f.sel(&negative, &corr_ab, &corr_cacb);
+    let g_fs = f.mul(&g_fs, &corr_pm);
+    let has_finite = f.cmp(CmpF::Oge, &m, &one);
+    let fs = f.mul(fs, &g_fs);
+    let fs = f.sel(&has_finite, &fs, &zero);
+    let abs_g_fs = f.abs(&g_fs);
+    let fs_abs = f.mul(fs_abs, &abs_g_fs);
+    let fs_abs = f.sel(&has_finite, &fs_abs, &zero);
+    // The logarithmic series: p_n = (a'+m)_n (b'+m)_n / (n! (n+m)!) s^n, p_0 = 1/m!.
+    let m_fact = f.mul(&m, &g_m);
+    let p0 = f.div(&one, &m_fact);
+    let p0 = f.sel(&has_finite, &p0, &one);
+    let p0 = f.sel(&integral, &p0, &zero);
+    let psi_m1 = {
+        let m1 = f.add(&m, &one);
+        psi(f.b, &m1)
+    };
+    let psi_apm = f.sel(&negative, &psi_b, &psi_cb);
+    let psi_bpm = f.sel(&negative, &psi_a, &psi_ca);
+    let psi1 = f.c(PSI_ONE);
+    let minus_apm = f.neg(&apm);
+    let minus_bpm = f.neg(&bpm);
+    let n_min = max(f, &zero, &minus_apm);
+    let n_min = max(f, &n_min, &minus_bpm);
+    let n_min = f.sel(&integral, &n_min, &zero);
+    let (apm_in, bpm_in, m_in, s_in, log_s_in) = (apm.clone(), bpm.clone(), m.clone(), s_int.clone(), log_s.clone());
+    let big = f.c(f64::INFINITY);
+    // (n, p, psi(n+1), psi(n+m+1), psi(a'+m+n), psi(b'+m+n), sum, sum of |terms| sqrt(n+1), |last term|)
+    let log_series = f.b.scf_while(
+        &[zero.clone(), p0, psi1, psi_m1, psi_apm, psi_bpm, zero.clone(), zero.clone(), big],
+        |cb_, v| {
+            let mut g = F { b: cb_, ty };
+            let (n, p, sum, last) = (&v[0], &v[1], &v[6], &v[8]);
+            let half_eps = g.k(EPS);
+            let half = g.c(0.5);
+            let half_eps = g.mul(&half_eps, &half);
+            let limit = g.c(MAX_ITER);
+            let settled = g.cmp(CmpF::Ogt, n, &n_min);
+            let abs_sum = g.abs(sum);
+            let small = g.mul(&abs_sum, &half_eps);
+            let abs_p = g.abs(p);
+            let p_small = g.cmp(CmpF::Ole, &abs_p, &small);
+            let last_small = g.cmp(CmpF::Ole, last, &small);
+            let converged = g.and(&settled, &p_small);
+            let converged = g.and(&converged, &last_small);
+            let finite = is_finite(&mut g, sum);
+            let broken = g.not(&finite);
+            let stop = g.or(&converged, &broken);
+            let go_on = g.not(&stop);
+            let under = g.cmp(CmpF::Olt, n, &limit);
+            g.and(&go_on, &under)
+        },
+        |lb, v| {
+            let mut g = F { b: lb, ty };
+            let (n, p, p1, p2, p3, p4, sum, sabs) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]);
+            let one = g.c(1.0);
+            let bracket = g.sub(&log_s_in, p1);
+            let bracket = g.sub(&bracket, p2);
+            let bracket = g.add(&bracket, p3);
+            let bracket = g.add(&bracket, p4);
+            let q = g.mul(p, &bracket);
+            let sum = g.add(sum, &q);
+            let mut size = g.abs(&log_s_in);
+            for x in [p1, p2, p3, p4] {
+                let ax = g.abs(x);
+                size = g.add(&size, &ax);
+            }
+            let n1 = g.add(n, &one);
+            let root = g.sqrt(&n1);
+            let abs_p = g.abs(p);
+            let w = g.mul(&abs_p, &size);
+            let sabs = g.fma(&w, &root, sabs);
+            let an = g.add(&apm_in, n);
+            let bn = g.add(&bpm_in, n);
+            let nm1 = g.add(&n1, &m_in);
+            let num = g.mul(&an, &bn);
+            let den = g.mul(&n1, &nm1);
+            let r = g.div(&num, &den);
+            let r = g.mul(&r, &s_in);
+            let inv = g.div(&one, &an);
+            let p3 = g.add(p3, &inv);
+            let inv = g.div(&one, &bn);
+            let p4 = g.add(p4, &inv);
+            let inv = g.div(&one, &n1);
+            let p1 = g.add(p1, &inv);
+            let inv = g.div(&one, &nm1);
+            let p2 = g.add(p2, &inv);
+            let p = g.mul(p, &r);
+            let last = g.abs(&q);
+            vec![n1, p, p1, p2, p3, p4, sum, sabs, last]
+        },
+    );
+    let (n_done, tot, tot_abs) = (&log_series[0], &log_series[6], &log_series[7]);
+    // (-1)^m s^m Gamma(c) / (Gamma(a') Gamma(b')).
+    let s_m = power(f, base, &m);
+    let half = f.c(0.5);
+    let half_m = f.mul(&m, &half);
+    let half_floor = f.floor(&half_m);
+    let odd = f.cmp(CmpF::Une, &half_floor, &half_m);
+    let g_log = f.mul(&g_c, &r_ap);
+    let g_log = f.mul(&g_log, &r_bp);
+    let corr_p = f.sel(&negative, &corr_cacb, &corr_ab);
+    let g_log = f.mul(&g_log, &corr_p);
+    let g_log = f.mul(&g_log, &s_m);
+    let minus_g_log = f.neg(&g_log);
+    let g_log = f.sel(&odd, &minus_g_log, &g_log);
+    let ls = f.mul(&g_log, tot);
+    let diff = f.sub(&fs, &ls);
+    let int_value = f.mul(&euler, &diff);
+    let abs_g_log = f.abs(&g_log);
+    let err = f.mul(&fs_abs, &gamma_weight);
+    let err = f.fma(&abs_g_log, tot_abs, &err);
+    let abs_euler = f.abs(&euler);
+    let err = f.mul(&err, &abs_euler);
+    let abs_int = f.abs(&int_value);
+    let int_error = f.div(&err, &abs_int);
+    let limit = f.c(MAX_ITER);
+    let int_ok = f.cmp(CmpF::Olt, n_done, &limit);
+    let m_ok = f.cmp(CmpF::Olt, &m, &limit);
+    let int_ok = f.and(&int_ok, &m_ok);
+
+    let value = f.sel(&integral, &int_value, &frac_value);
+    let error = f.sel(&integral, &int_error, &frac_error);
+    let ok = f.sel(&integral, &int_ok, &frac_ok);
+    let inf = f.c(f64::INFINITY);
+    let error = f.sel(&ok, &error, &inf);
+    (Estimate { value, error, ok }, gauss)
+}
+
+/// The better of `a` and `c` by their error estimates (a nan estimate loses).
+fn better(f: &mut F, a: Estimate, c: Estimate) -> Estimate {
+    let usable = f.cmp(CmpF::Olt, &c.error, &a.error);
+    let a_bad = f.cmp(CmpF::Uno, &a.error, &a.error);
+    let c_bad = f.cmp(CmpF::Uno, &c.error, &c.error);
+    let c_good = f.not(&c_bad);
+    let rescue = f.and(&a_bad, &c_good);
+    let take = f.or(&usable, &rescue);
+    Estimate {
+        value: f.sel(&take, &c.value, &a.value),
+        error: f.sel(&take, &c.error, &a.error),
+        ok: f.sel(&take, &c.ok, &a.ok),
+    }
+}
+
+/// `e` where `here`, else an unusable estimate (infinite error, not ok).
+fn only_where(f: &mut F, here: &Value, e: Estimate) -> Estimate {
+    let inf = f.c(f64::INFINITY);
+    let no = f.b.constant_int(0, ScalarType::I1);
+    Estimate { error: f.sel(here, &e.error, &inf), ok: f.sel(here, &e.ok, &no), value: e.value }
+}
+
+/// F(e, q; c; w) for 0 < w <= 0.999 (where `here`) by the recurrence in the first
+/// parameter (A&S 15.2.10) (c - t) F(t - 1) + (2t - c + (q - t) w) F(t) + t (w - 1) F(t + 1)
+/// = 0, upwards from t = e - n and t + 1 (n = round(e - c) >= 2, so that t is within 1/2
+/// of c), whose series cancel less than F(e, ...)'s where e exceeds c by much. The error
+/// estimate carries the series' through the recurrence with the coefficients' absolute
+/// values, plus each step's rounding.
+fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, w: &Value, here: &Value) -> Estimate {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let half = f.c(0.5);
+    let ec = f.sub(e, c);
+    let ec = f.add(&ec, &half);
+    let n = f.floor(&ec);
+    let used = f.cmp(CmpF::Oge, &n, &two);
+    let limit = f.c(MAX_ITER);
+    let capped = f.cmp(CmpF::Olt, &n, &limit);
+    let used = f.and(&used, &capped);
+    let here = f.and(here, &used);
+    let n = f.sel(&here, &n, &zero);
+    let x = f.sel(&here, w, &zero);
+    let t = f.sub(e, &n);
+    let t1 = f.add(&t, &one);
+    let s1 = series(f, &t, q, c, &x);
+    let s0 = series(f, &t1, q, c, &x);
+    let g1 = f.abs(&s1.value);
+    let g1 = f.mul(&g1, &s1.error);
+    let g0 = f.abs(&s0.value);
+    let g0 = f.mul(&g0, &s0.error);
+    let ty = f.ty;
+    let (n_in, q_in, c_in, x_in) = (n.clone(), q.clone(), c.clone(), x.clone());
+    // (j, tau, F(tau - 1), F(tau), their error bounds)
+    let done = f.b.scf_while(
+        &[one.clone(), t1, s1.value.clone(), s0.value.clone(), g1, g0],
+        |cb, v| {
+            let g = F { b: cb, ty };
+            g.b.cmpf(CmpF::Olt, &v[0], &n_in)
+        },
+        |lb, v| {
+            let mut g = F { b: lb, ty };
+            let (j, tau, f1, f0, g1, g0) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            let rounding = g.c(4.0);
+            let wm1 = g.sub(&x_in, &one);
+            let den = g.mul(tau, &wm1);
+            let ct = g.sub(&c_in, tau);
+            let ca = g.div(&ct, &den);
+            let qt = g.sub(&q_in, tau);
+            let mid = g.mul(&qt, &x_in);
+            let two_tau = g.mul(&two, tau);
+            let tc = g.sub(&two_tau, &c_in);
+            let mid = g.add(&tc, &mid);
+            let cb_ = g.div(&mid, &den);
+            let p1 = g.mul(&ca, f1);
+            let p0 = g.mul(&cb_, f0);
+            let next = g.add(&p1, &p0);
+            let next = g.neg(&next);
+            let aca = g.abs(&ca);
+            let acb = g.abs(&cb_);
+            let bound = g.mul(&aca, g1);
+            let bound = g.fma(&acb, g0, &bound);
+            let ap1 = g.abs(&p1);
+            let ap0 = g.abs(&p0);
+            let sizes = g.add(&ap1, &ap0);
+            let bound = g.fma(&rounding, &sizes, &bound);
+            let tau = g.add(tau, &one);
+            let j = g.add(j, &one);
+            vec![j, tau, f0.clone(), next, g0.clone(), bound]
+        },
+    );
+    let (value, bound) = (&done[3], &done[5]);
+    let abs_v = f.abs(value);
+    let error = f.div(bound, &abs_v);
+    let weight = f.c(RECURRENCE_WEIGHT);
+    let error = f.mul(&error, &weight);
+    let ok = f.and(&s1.ok, &s0.ok);
+    only_where(f, &here, Estimate { value: value.clone(), error, ok })
+}
+
+/// (hi, lo) = x - y as two doubles.
+fn difference(f: &mut F, x: &Value, y: &Value) -> (Value, Value) {
+    let minus_y = f.neg(y);
+    f.two_sum(x, &minus_y)
+}
+
+pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: &Value) -> Value {
+    let mut f = F::new(blk, a);
+    let f = &mut f;
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let minus_one = f.c(-1.0);
+    let half = f.c(CONNECTION_MIN_X);
+    let series_max = f.c(SERIES_MAX_X);
+    let inf = f.c(f64::INFINITY);
+    let nan = f.c(f64::NAN);
+
+    let poly_a = non_positive_integer(f, a);
+    let poly_b = non_positive_integer(f, b);
+    let poly = f.or(&poly_a, &poly_b);
+    let not_poly = f.not(&poly);
+    let z_finite = is_finite(f, z);
+    let z_below_one = f.cmp(CmpF::Olt, z, &one);
+    let z_negative = f.cmp(CmpF::Olt, z, &zero);
+    let z_negative = f.and(&z_negative, &z_finite);
+
+    // The series in z: F(a, b; c; z) itself, for -1 < z <= 0.999 (every finite z for
+    // polynomials).
+    let (ca_hi, ca_lo) = difference(f, c, a);
+    let (d1, d1_lo) = difference(f, &ca_hi, b);
+    let d1_lo = f.add(&d1_lo, &ca_lo);
+    let (d1, d1_lo) = f.fast_two_sum(&d1, &d1_lo);
+    let (ca, ca_lo1) = difference(f, c, a);
+    let (cb, cb_lo1) = difference(f, c, b);
+    let above_minus_one = f.cmp(CmpF::Ogt, z, &minus_one);
+    let up_to_max = f.cmp(CmpF::Ole, z, &series_max);
+    let series_z = f.and(&above_minus_one, &up_to_max);
+    let series_z = f.and(&series_z, &not_poly);
+    let poly_finite = f.and(&poly, &z_finite);
+    let series_z = f.or(&series_z, &poly_finite);
+    let z_series = f.sel(&series_z, z, &zero);
+    let direct = series(f, a, b, c, &z_series);
+    let mut best = only_where(f, &series_z, direct);
+
+    // Pfaff's (1-z)^-a F(a, c-b; c; w) and (1-z)^-b F(b, c-a; c; w) for z < 0, w = z / (z-1),
+    // 1 - w = 1 / (1 - z): F(e, c - o; c; w) with (e, o) = (a, b), (b, a), whose own c - a'
+    // is c - e, c - b' is o exactly, d' = o - e. Their series here.
+    let z_pfaff = f.sel(&z_negative, z, &minus_one);
+    let (om_hi, om_lo) = difference(f, &one, &z_pfaff);
+    let z_m1 = f.sub(&z_pfaff, &one);
+    let w = f.div(&z_pfaff, &z_m1);
+    let sw = f.div(&one, &om_hi);
+    let log_sw = {
+        let minus_z = f.neg(&z_pfaff);
+        let l = log1p(f.b, &minus_z);
+        f.neg(&l)
+    };
+    let w_series = f.cmp(CmpF::Ole, &w, &series_max);
+    let w_series = f.and(&w_series, &z_negative);
+    let w_conn = f.cmp(CmpF::Oge, &w, &half);
+    let w_conn = f.and(&w_conn, &z_negative);
+    let w_s = f.sel(&w_series, &w, &zero);
+    let pfaff_base = Base { h: om_hi.clone(), lo: om_lo.clone(), e: minus_one.clone() };
+    let mut pfaff = Vec::new();
+    for (e, o) in [(a, b), (b, a)] {
+        let (c_o, c_o_lo) = difference(f, c, o);
+        let (c_e, c_e_lo) = difference(f, c, e);
+        let (d_hi, d_lo) = difference(f, o, e);
+        let pre = power(f, &pfaff_base, e);
+        let est = series(f, e, &c_o, c, &w_s);
+        let value = f.mul(&pre, &est.value);
+        let est = only_where(f, &w_series, Estimate { value, ..est });
+        best = better(f, best, est);
+        let est = recurrence(f, e, &c_o, c, &w, &w_series);
+        let value = f.mul(&pre, &est.value);
+        best = better(f, best, Estimate { value, ..est });
+        pfaff.push((e.clone(), c_o, c_e, o.clone(), d_hi, d_lo, pre, c_o_lo, c_e_lo));
+    }
+
+    // The connection formula: once for z in [1/2, 1] (z = 1: Gauss's sum, s = 0) or else
+    // Pfaff's first form, once for the second.
+    let conn_z = f.cmp(CmpF::Oge, z, &half);
+    let z_upto_one = f.cmp(CmpF::Ole, z, &one);
+    let conn_z = f.and(&conn_z, &z_upto_one);
+    let s1 = f.sub(&one, z);
+    let log_s1 = {
+        let minus_z = f.neg(z);
+        log1p(f.b, &minus_z)
+    };
+    let (e, c_o, c_e, o, d_hi, d_lo, pre, c_o_lo, c_e_lo) = &pfaff[0];
+    let pick = |f: &mut F, x: &Value, y: &Value| f.sel(&conn_z, x, y);
+    let (pa, pb, pca, pcb) = (pick(f, a, e), pick(f, b, c_o), pick(f, &ca, c_e), pick(f, &cb, o));
+    let (pd, pd_lo) = (pick(f, &d1, d_hi), pick(f, &d1_lo, d_lo));
+    let ps = pick(f, &s1, &sw);
+    let plog = pick(f, &log_s1, &log_sw);
+    let base = Base { h: pick(f, &s1, &om_hi), lo: pick(f, &zero, &om_lo), e: pick(f, &one, &minus_one) };
+    let ppre = pick(f, &one, pre);
+    let here = f.or(&conn_z, &w_conn);
+    let s_here = f.sel(&here, &ps, &zero);
+    let (pb_lo, pca_lo, pcb_lo) = (pick(f, &zero, c_o_lo), pick(f, &ca_lo1, c_e_lo), pick(f, &cb_lo1, &zero));
+    let p = Params { a: &pa, b: &pb, c, ca: &pca, cb: &pcb, d_hi: &pd, d_lo: &pd_lo, b_lo: &pb_lo, ca_lo: &pca_lo, cb_lo: &pcb_lo };
+    let (est, gauss) = connection(f, &p, &s_here, &plog, &base);
+    let value = f.mul(&ppre, &est.value);
+    let est = only_where(f, &here, Estimate { value, ..est });
+    best = better(f, best, est);
+    let (e, c_o, c_e, o, d_hi, d_lo, pre, c_o_lo, c_e_lo) = &pfaff[1];
+    let s_here = f.sel(&w_conn, &sw, &zero);
+    let p = Params { a: e, b: c_o, c, ca: c_e, cb: o, d_hi, d_lo, b_lo: c_o_lo, ca_lo: c_e_lo, cb_lo: &zero };
+    let (est, _) = connection(f, &p, &s_here, &log_sw, &pfaff_base);
+    let value = f.mul(pre, &est.value);
+    let est = only_where(f, &w_conn, Estimate { value, ..est });
+    best = better(f, best, est);
+    // Euler's (1-z)^d F(c-a, c-b; c; z) where c - a or c - b is a non-positive integer
+    // (exactly): a polynomial, which the forms above can lose to cancellation (near a zero
+    // of a polynomial F close to z = 1), for every z < 1.
+    let ca_exact = f.cmp(CmpF::Oeq, &ca_lo1, &zero);
+    let ca_poly = non_positive_integer(f, &ca);
+    let ca_poly = f.and(&ca_poly, &ca_exact);
+    let cb_exact = f.cmp(CmpF::Oeq, &cb_lo1, &zero);
+    let cb_poly = non_positive_integer(f, &cb);
+    let cb_poly = f.and(&cb_poly, &cb_exact);
+    let ecp = f.or(&ca_poly, &cb_poly);
+    let (zh, zl) = difference(f, &one, z);
+    let whole = Base { h: zh, lo: zl, e: minus_one.clone() };
+    let euler_here = f.and(&ecp, &z_finite);
+    let euler_here = f.and(&euler_here, &z_below_one);
+    let z_eu = f.sel(&euler_here, z, &zero);
+    let eu = series(f, &ca, &cb, c, &z_eu);
+    let minus_d = f.neg(&d1);
+    let pw = power(f, &whole, &minus_d);
+    let d_corr = f.mul(&d1_lo, &log_s1);
+    let d_corr = f.add(&one, &d_corr);
+    let pw = f.mul(&pw, &d_corr);
+    let value = f.mul(&pw, &eu.value);
+    let est = only_where(f, &euler_here, Estimate { value, ..eu });
+    best = better(f, best, est);
+    let r = f.sel(&best.ok, &best.value, &nan);
+
+    // Special values, scipy's (the later ones take precedence).
+    // z > 1: inf; for an integer d <= -1 with c - a or c - b a non-positive integer,
+    // Euler's (1-z)^d F(c-a, c-b; c; z), a polynomial (summed in `euler_poly`).
+    let above = f.cmp(CmpF::Ogt, z, &one);
+    let above = f.and(&above, &not_poly);
+    let r = f.sel(&above, &inf, &r);
+    let d_floor = f.floor(&d1);
+    let d_int = f.cmp(CmpF::Oeq, &d_floor, &d1);
+    let lo_zero = f.cmp(CmpF::Oeq, &d1_lo, &zero);
+    let d_int = f.and(&d_int, &lo_zero);
+    let d_le = f.cmp(CmpF::Ole, &d1, &minus_one);
+    let euler_case = f.and(&d_int, &d_le);
+    let euler_case = f.and(&euler_case, &ecp);
+    let euler_case = f.and(&euler_case, &above);
+    let z_e = f.sel(&euler_case, z, &zero);
+    let ep = series(f, &ca, &cb, c, &z_e);
+    let s_e = f.sub(&one, &z_e);
+    let s_e = f.sel(&euler_case, &s_e, &one);
+    let pw = if f.f64() {
+        float_pow(f.b, &s_e, &d1)
+    } else {
+        let abs_s = f.abs(&s_e);
+        let p = pow(f, &abs_s, &d1);
+        let half = f.c(0.5);
+        let half_d = f.mul(&d1, &half);
+        let hf = f.floor(&half_d);
+        let odd = f.cmp(CmpF::Une, &hf, &half_d);
+        let neg = f.cmp(CmpF::Olt, &s_e, &zero);
+        let flip = f.and(&odd, &neg);
+        let minus_p = f.neg(&p);
+        f.sel(&flip, &minus_p, &p)
+    };
+    let euler_value = f.mul(&pw, &ep.value);
+    let r = f.sel(&euler_case, &euler_value, &r);
+    // z = 1: Gauss's sum where d > 0, inf where d <= 0.
+    let at_one = f.cmp(CmpF::Oeq, z, &one);
+    let at_one = f.and(&at_one, &not_poly);
+    let d_pos = f.cmp(CmpF::Ogt, &d1, &zero);
+    let gauss = f.sel(&d_pos, &gauss, &inf);
+    let r = f.sel(&at_one, &gauss, &r);
+    // c a non-positive integer not preceded by the polynomial's end: inf.
+    let c_pole = non_positive_integer(f, c);
+    let a_ends = f.cmp(CmpF::Ogt, a, c);
+    let a_ends = f.and(&poly_a, &a_ends);
+    let b_ends = f.cmp(CmpF::Ogt, b, c);
+    let b_ends = f.and(&poly_b, &b_ends);
+    let ends = f.or(&a_ends, &b_ends);
+    let not_ends = f.not(&ends);
+    let c_pole = f.and(&c_pole, &not_ends);
+    let r = f.sel(&c_pole, &inf, &r);
+    // c = a or c = b with |z| < 1 or z = -1: (1-z)^-b or (1-z)^-a, poles of c or not (for
+    // c = b a non-positive integer scipy sums the first 1 - b terms instead: not followed).
+    let c_is_a = f.cmp(CmpF::Oeq, c, a);
+    let c_is_b = f.cmp(CmpF::Oeq, c, b);
+    let other = f.sel(&c_is_a, b, a);
+    let binomial = power(f, &whole, &other);
+    let az = f.abs(z);
+    let inside = f.cmp(CmpF::Olt, &az, &one);
+    let at_minus_one = f.cmp(CmpF::Oeq, z, &minus_one);
+    let inside = f.or(&inside, &at_minus_one);
+    let c_is = f.or(&c_is_a, &c_is_b);
+    let c_is = f.and(&c_is, &inside);
+    let r = f.sel(&c_is, &binomial, &r);
+    // z = -inf: the limit, 0, where a > 0 and b > 0 (F ~ (-z)^-a, (-z)^-b); nan otherwise
+    // (scipy: nan also where b - a is an integer, inf for some negative a or b).
+    let minus_inf = f.c(f64::NEG_INFINITY);
+    let z_minus_inf = f.cmp(CmpF::Oeq, z, &minus_inf);
+    let a_pos = f.cmp(CmpF::Ogt, a, &zero);
+    let b_pos = f.cmp(CmpF::Ogt, b, &zero);
+    let decays = f.and(&a_pos, &b_pos);
+    let decays = f.and(&decays, &z_minus_inf);
+    let r = f.sel(&decays, &zero, &r);
+    // nan in, nan out (z, then the parameters).
+    let r = f.keep_nan(z, &r);
+    let any_nan = {
+        let na = f.cmp(CmpF::Uno, a, a);
+        let nb = f.cmp(CmpF::Uno, b, b);
+        let nc = f.cmp(CmpF::Uno, c, c);
+        let n = f.or(&na, &nb);
+        f.or(&n, &nc)
+    };
+    let r = f.sel(&any_nan, &nan, &r);
+    // a = 0 or b = 0 (with c != 0), and z = 0: 1, whatever else is nan.
+    let a_zero = f.cmp(CmpF::Oeq, a, &zero);
+    let b_zero = f.cmp(CmpF::Oeq, b, &zero);
+    let c_nonzero = f.cmp(CmpF::Une, c, &zero);
+    let ab_zero = f.or(&a_zero, &b_zero);
+    let trivial = f.and(&ab_zero, &c_nonzero);
+    let z_zero = f.cmp(CmpF::Oeq, z, &zero);
+    let trivial = f.or(&trivial, &z_zero);
+    f.sel(&trivial, &one, &r)
+}
