@@ -104,7 +104,7 @@ impl Compiler {
 /// to every compile in the process), and still listed in a target's flags so that cache
 /// keys, `CompiledFunction.flags` and dumps say what the code was compiled with (and
 /// `iree-compile` takes them as they are).
-pub const PROCESS_FLAGS: &[&str] = &["--iree-llvmcpu-vector-pproc-strategy=peel"];
+pub const PROCESS_FLAGS: &[&str] = &["--iree-llvmcpu-vector-pproc-strategy=peel", "--iree-llvmcpu-fail-on-large-vector=false"];
 
 /// Flags that compile for the CPU this process runs on: [`crate::Target::LlvmCpu`]'s.
 pub fn llvm_cpu_flags() -> Vec<String> {

@@ -4,11 +4,12 @@
 //! fold's identity, so an empty reduction gives the identity as the C backend does.
 
 use super::scalar::{self, Scalar};
+use super::scalar_math::exp_log;
 use super::shapes::Dim;
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{Node, Reduction, TensorType};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, Contraction, IndexArg, IteratorType, MathUnary, ScalarType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, Contraction, IndexArg, IteratorType, ScalarType, Value};
 
 /// PyTensor's axes (`None`: all; negative from the end) as sorted distinct axes.
 fn normalize_axes(axis: Option<&[i64]>, ndim: usize) -> Result<Vec<usize>, String> {
@@ -425,13 +426,13 @@ pub fn softmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<i64>, 
         let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map.clone()];
         let sum = b.linalg_generic(&[x.clone(), max.clone()], &[sum_init], &maps, &iterators(ndim, &axes), |body, args| {
             let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
-            let e = body.math(MathUnary::Exp, &shifted);
+            let e = exp_log::exp(body, &shifted);
             Ok::<_, String>(vec![body.arith(Arith::AddF, &args[2], &e)])
         })?;
         let maps = [AffineMap::identity(ndim), reduced_map.clone(), reduced_map, AffineMap::identity(ndim)];
         b.linalg_generic(&[x.clone(), max, sum[0].clone()], &[out_empty], &maps, &parallel, |body, args| {
             let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
-            let log_sum = body.math(MathUnary::Log, &args[2]);
+            let log_sum = exp_log::log(body, &args[2]);
             Ok::<_, String>(vec![body.arith(Arith::SubF, &shifted, &log_sum)])
         })?
     } else {
@@ -442,7 +443,7 @@ pub fn softmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<i64>, 
         let maps = [AffineMap::identity(ndim), reduced_map.clone(), AffineMap::identity(ndim)];
         let e = b.linalg_generic(&[x.clone(), max], &[e_empty], &maps, &parallel, |body, args| {
             let shifted = body.arith(Arith::SubF, &args[0], &args[1]);
-            Ok::<_, String>(vec![body.math(MathUnary::Exp, &shifted)])
+            Ok::<_, String>(vec![exp_log::exp(body, &shifted)])
         })?;
         let e = e[0].clone();
         let sum = match sum_as_contraction(b, Reduction::Sum, &e, dtype, &axes, &reduced_ty) {

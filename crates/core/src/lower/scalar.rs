@@ -713,9 +713,10 @@ fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
 
 /// C's `pow` (C99 Annex F, as glibc) on f64. `math.powf` in IREE is `exp(y * log(x))`:
 /// nan for every negative base, for 0 ** 0 and 1 ** inf, and 500 ulps off near overflow.
-/// Here the magnitude is `exp(y * log|x|)` with the product's rounding error (by FMA) and
-/// log's (one Newton step, where |log x| > 1) added back inside the exp (`exp_scaled`),
-/// which keeps it within about 1e-16 * |y| relative; then the special cases, and the sign.
+/// Here the magnitude is `exp(y * log|x|)` with log|x| to twice the precision
+/// (`exp_log::log_double`) and the product's rounding error (by FMA) added back inside
+/// the exp (`exp_scaled`), which keeps it within about 1e-16 * |y| relative; then the
+/// special cases, and the sign.
 pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
     let ty = ScalarType::F64;
     let zero = b.constant_f64(0.0, ty);
@@ -726,29 +727,13 @@ pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
         b.cmpf(CmpF::Olt, &a, &inf)
     };
     let ax = b.math(MathUnary::AbsF, x);
-    let log = b.math(MathUnary::Log, &ax);
-    // log(|x|) - log: about |x| * exp(-log) - 1, where that is finite and worth it. As
-    // (|x| * 2^-k) * exp(k*ln2 - log), k = round(log / ln2), so that nothing overflows or
-    // goes subnormal on the way (|x| near max or among the subnormals).
-    let k = nearest_ln2_multiple(b, &log);
-    let minus_k = b.negf(&k);
-    let minus_k_i = b.cast(Cast::FPToSI, &minus_k, ScalarType::I64);
-    let scaled_ax = scale_by_power_of_two(b, &ax, &minus_k_i);
-    let reduced = minus_ln2_multiple(b, &log, &minus_k);
-    let minus_reduced = b.negf(&reduced);
-    let back = b.math(MathUnary::Exp, &minus_reduced);
-    let minus_one = b.constant_f64(-1.0, ty);
-    let log_error = b.fma(&scaled_ax, &back, &minus_one);
-    let abs_log = b.math(MathUnary::AbsF, &log);
-    let large_log = b.cmpf(CmpF::Ogt, &abs_log, &one);
-    let usable = is_finite(b, &log_error);
-    let use_it = b.arith(Arith::AndI, &large_log, &usable);
-    let log_error = b.select(&use_it, &log_error, &zero);
+    // log|x| to twice the precision (hi + lo), so y log|x| is carried exactly enough
+    // that exp sees the product's and log's rounding errors: within about 1e-16 * |y|.
+    let (log, log_lo) = exp_log::log_double(b, &ax);
     let p = b.arith(Arith::MulF, y, &log);
     let minus_p = b.negf(&p);
     let p_rounding = b.fma(y, &log, &minus_p);
-    let y_log_error = b.arith(Arith::MulF, y, &log_error);
-    let p_low = b.arith(Arith::AddF, &p_rounding, &y_log_error);
+    let p_low = b.fma(y, &log_lo, &p_rounding);
     let p_finite = is_finite(b, &p);
     let low_finite = is_finite(b, &p_low);
     let low_ok = b.arith(Arith::AndI, &p_finite, &low_finite);
@@ -813,7 +798,7 @@ fn exp_scaled(b: &mut Block, p: &Value, low: &Value) -> Value {
     let minus_k = b.negf(&k);
     let r = minus_ln2_multiple(b, &p, &minus_k);
     let r = b.arith(Arith::AddF, &r, &low);
-    let e = b.math(MathUnary::Exp, &r);
+    let e = exp_log::exp(b, &r);
     let k = b.cast(Cast::FPToSI, &k, ScalarType::I64);
     scale_by_power_of_two(b, &e, &k)
 }
@@ -924,14 +909,21 @@ fn float_unary(b: &mut Block, x: &Scalar, out: DType, op: MathUnary) -> Result<V
     }
     let x = convert(b, x, out);
     let ty = x.value.scalar();
+    // exp and log in f64 are ours (scalar_math/exp_log.rs: vector code, where IREE's are
+    // a scalar call per element).
+    let apply = |b: &mut Block, v: &Value| match op {
+        MathUnary::Exp => exp_log::exp(b, v),
+        MathUnary::Log => exp_log::log(b, v),
+        _ => b.math(op, v),
+    };
     if ty == ScalarType::F64 || op == MathUnary::Sqrt || !widen_f32() {
-        return Ok(b.math(op, &x.value));
+        return Ok(apply(b, &x.value));
     }
     // IREE's f32 `exp` and `log` flush subnormals (exp(-100) is 0, log(1e-42) is
     // log(2^-126)) and are 2 ulps off; in f64, then rounded once, they are exact where
     // C's `expf` and `logf` are. (sqrt is exact in any width.)
     let wide = b.cast(Cast::ExtF, &x.value, ScalarType::F64);
-    let r = b.math(op, &wide);
+    let r = apply(b, &wide);
     Ok(b.cast(Cast::TruncF, &r, ty))
 }
 

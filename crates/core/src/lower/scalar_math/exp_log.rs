@@ -101,23 +101,9 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let xc = f.sel(&above, &high_limit, x);
     let below = f.cmp(CmpF::Olt, &xc, &low_limit);
     let xc = f.sel(&below, &low_limit, &xc);
-    let inv_ln2 = f.k(INV_LN2_HI);
-    let half = f.c(0.5);
-    let k = f.fma(&xc, &inv_ln2, &half);
-    let k = f.b.math(MathUnary::Floor, &k);
-    let k_nan = f.cmp(CmpF::Uno, &k, &k);
-    let k = f.sel(&k_nan, &zero, &k);
-    let minus_k = f.neg(&k);
-    let ln2_hi = f.k(LN2_HI);
-    let ln2_lo = f.k(LN2_LO);
-    // r = x - k ln2 as r_hi + r_lo: k * ln2_hi's product is exact in the FMA, and the
-    // sum's rounding error is recovered by Fast2Sum.
-    let t = f.fma(&minus_k, &ln2_hi, &xc);
-    let klo = f.mul(&minus_k, &ln2_lo);
-    let r_hi = f.add(&t, &klo);
-    let back = f.sub(&r_hi, &t);
-    let r_lo = f.sub(&klo, &back);
-    let em = expm1_reduced(f, &r_hi, &r_lo);
+    let (k, r_hi, r_lo) = reduce_ln2(f, &xc);
+    let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
+    let em = f.add(&s, &lo);
     // 2^k expm1(r) + (2^k - 1); k == 0 is em itself (keeps -0.0).
     let scaled = f.ldexp(&em, &k);
     let p = f.ldexp(&one, &k);
@@ -142,11 +128,163 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     f.keep_nan(x, &r)
 }
 
+/// x = k ln2 + r for a finite x: (k as a float, r as r_hi + r_lo), k = round(x / ln2),
+/// |r| <= ln2/2 (nan x gives k = 0). k * ln2_hi's product is exact in the FMA, and the
+/// sum's rounding error is recovered by Fast2Sum.
+fn reduce_ln2(f: &mut F, x: &Value) -> (Value, Value, Value) {
+    let zero = f.c(0.0);
+    let inv_ln2 = f.k(INV_LN2_HI);
+    let half = f.c(0.5);
+    let k = f.fma(x, &inv_ln2, &half);
+    let k = f.b.math(MathUnary::Floor, &k);
+    let k_nan = f.cmp(CmpF::Uno, &k, &k);
+    let k = f.sel(&k_nan, &zero, &k);
+    let minus_k = f.neg(&k);
+    let ln2_hi = f.k(LN2_HI);
+    let ln2_lo = f.k(LN2_LO);
+    let t = f.fma(&minus_k, &ln2_hi, x);
+    let klo = f.mul(&minus_k, &ln2_lo);
+    let r_hi = f.add(&t, &klo);
+    let back = f.sub(&r_hi, &t);
+    let r_lo = f.sub(&klo, &back);
+    (k, r_hi, r_lo)
+}
+
+/// e^x in f64 as vector code (IREE lowers f64 `math.exp` on llvm-cpu to a scalar call
+/// per element): e^x = 2^k e^r (`reduce_ln2`), e^r = 1 + expm1(r) with the 1 added to
+/// twice the precision, so it rounds about once (then once more only where the result
+/// is subnormal). x is clamped to [-746, 710], past which the result is 0 or inf.
+pub(super) fn exp_own(f: &mut F, x: &Value) -> Value {
+    let low = f.c(-746.0);
+    let high = f.c(710.0);
+    let above = f.cmp(CmpF::Ogt, x, &high);
+    let xc = f.sel(&above, &high, x);
+    let below = f.cmp(CmpF::Olt, &xc, &low);
+    let xc = f.sel(&below, &low, &xc);
+    let (k, r_hi, r_lo) = reduce_ln2(f, &xc);
+    let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
+    let one = f.c(1.0);
+    // |s| < 1: Fast2Sum.
+    let (h, h_lo) = f.fast_two_sum(&one, &s);
+    let lo = f.add(&h_lo, &lo);
+    let e_r = f.add(&h, &lo);
+    let r = f.ldexp(&e_r, &k);
+    f.keep_nan(x, &r)
+}
+
+/// log(x) in f64 as vector code (IREE's f64 `math.log` is a scalar call per element):
+/// x = m 2^e, log x = e ln2 + log m (`log_reduced`), e ln2 carried to twice the
+/// precision and added to log m's leading part by Fast2Sum, so the sum rounds about once.
+pub(super) fn log_own(f: &mut F, x: &Value) -> Value {
+    let (a, lo) = log_parts(f, x);
+    let r = f.add(&a, &lo);
+    log_specials(f, x, &r)
+}
+
+/// f64 log(x), x positive and finite, as a + lo with |lo| about an ulp of a: e ln2 + g - u
+/// (`log_reduced`), the leading parts summed by Fast2Sum (|e ln2| >= ln2 > |g| unless
+/// e = 0, where it is 0), the rest to about 2^-100 relative.
+fn log_parts(f: &mut F, x: &Value) -> (Value, Value) {
+    let (m, e) = split_exponent(f, x);
+    let (g, u) = log_reduced(f, &m);
+    let (p, p_lo) = f.mul_split(&e, LN2_HI, LN2_LO);
+    let (a, a_lo) = f.fast_two_sum(&p, &g);
+    let lo = f.add(&a_lo, &p_lo);
+    let lo = f.sub(&lo, &u);
+    (a, lo)
+}
+
+/// f64 log(x) for x >= 0 (and +-inf, nan: `log`'s special values in the high part) to
+/// about twice the precision, as (hi, lo), lo 0 where hi is not finite: pow's logarithm.
+pub fn log_double(b: &mut Block, x: &Value) -> (Value, Value) {
+    let mut f = F::new(b, x);
+    assert!(f.f64(), "log_double is f64 code");
+    let (m, e) = split_exponent(&mut f, x);
+    let (lm, lm_lo) = log_reduced_double(&mut f, &m);
+    let (p, p_lo) = f.mul_split(&e, LN2_HI, LN2_LO);
+    // |e ln2| >= ln2 > |log m| unless e = 0 (then p = 0): Fast2Sum.
+    let (a, a_lo) = f.fast_two_sum(&p, &lm);
+    let lo = f.add(&a_lo, &p_lo);
+    let lo = f.add(&lo, &lm_lo);
+    let (hi, lo) = f.fast_two_sum(&a, &lo);
+    let hi = log_specials(&mut f, x, &hi);
+    let inf = f.c(f64::INFINITY);
+    let ahi = f.abs(&hi);
+    let finite = f.cmp(CmpF::Olt, &ahi, &inf);
+    let zero = f.c(0.0);
+    let lo = f.sel(&finite, &lo, &zero);
+    (hi, lo)
+}
+
+/// 2/(2k+1), k = 1..11: log(m) = 2 atanh(s) = 2s + s z R(z), R(z) = sum_k 2/(2k+1) z^(k-1),
+/// s = (m-1)/(m+1), z = s^2 <= 0.0295 for m in [sqrt(1/2), sqrt(2)]; the first term left
+/// out is below 2^-60 of the value.
+const ATANH_SERIES: [f64; 11] = [
+    2.0 / 3.0,
+    2.0 / 5.0,
+    2.0 / 7.0,
+    2.0 / 9.0,
+    2.0 / 11.0,
+    2.0 / 13.0,
+    2.0 / 15.0,
+    2.0 / 17.0,
+    2.0 / 19.0,
+    2.0 / 21.0,
+    2.0 / 23.0,
+];
+
+/// log(m) for m in [sqrt(1/2), sqrt(2)] as g - u, g = m - 1 (exact) and u the small rest,
+/// in fdlibm's arrangement: with s = g / (2 + g) and h = g^2 / 2, log m = g - (h - s (h +
+/// z R(z))): the rounding of the division only touches s (h + ...), a fraction of the value.
+fn log_reduced(f: &mut F, m: &Value) -> (Value, Value) {
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let half = f.c(0.5);
+    let g = f.sub(m, &one);
+    let d = f.add(&two, &g);
+    let s = f.div(&g, &d);
+    let z = f.mul(&s, &s);
+    let series = f.poly(&z, &ATANH_SERIES, &ATANH_SERIES);
+    let r = f.mul(&z, &series);
+    let gg = f.mul(&g, &g);
+    let h = f.mul(&gg, &half);
+    let hr = f.add(&h, &r);
+    let shr = f.mul(&s, &hr);
+    let u = f.sub(&h, &shr);
+    (g, u)
+}
+
+/// log(m) for m in [sqrt(1/2), sqrt(2)] to about 2^-60 absolute, as (hi, lo): 2 atanh(s)
+/// with s = (m-1)/(m+1) carried to twice the precision (the division's remainder by FMA)
+/// and the series' tail s z R(z) (below 0.0035) in working precision. What pow needs:
+/// y log x's error is |y| times log's absolute error, and |y| reaches ~1e3 while the
+/// result stays finite.
+fn log_reduced_double(f: &mut F, m: &Value) -> (Value, Value) {
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let g = f.sub(m, &one);
+    let (d, d_lo) = f.two_sum(&two, &g);
+    let s = f.div(&g, &d);
+    let minus_s = f.neg(&s);
+    let rem = f.fma(&minus_s, &d, &g);
+    let rem = f.fma(&minus_s, &d_lo, &rem);
+    let s_lo = f.div(&rem, &d);
+    let z = f.mul(&s, &s);
+    let series = f.poly(&z, &ATANH_SERIES, &ATANH_SERIES);
+    let sz = f.mul(&s, &z);
+    let tail = f.mul(&sz, &series);
+    let hi = f.add(&s, &s);
+    let lo = f.add(&s_lo, &s_lo);
+    let lo = f.add(&lo, &tail);
+    (hi, lo)
+}
+
 /// expm1(r + r_lo) for |r| <= ln2/2 and r_lo below an ulp of r: Taylor's series
 /// r + r^2/2 + r^3 (1/3! + r/4! + ...), with r + r^2/2 (most of the value) carried to
 /// twice the precision, so the result rounds about once; r_lo enters to first order,
 /// times e^r.
-fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> Value {
+/// Returned as (s, lo): s = r + r^2/2 rounded, lo the rest.
+fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let half = f.c(0.5);
     let half_r = f.mul(r, &half);
@@ -161,7 +299,19 @@ fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> Value {
     let lo = f.fma(r_lo, &e_r, &tail);
     let lo = f.add(&lo, &p_lo);
     let lo = f.add(&lo, &s_lo);
-    f.add(&s, &lo)
+    (s, lo)
+}
+
+/// e^x: ours in f64 (`exp_own`), the target's `math.exp` in f32.
+pub fn exp(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    f.exp(x)
+}
+
+/// log(x): ours in f64 (`log_own`), the target's `math.log` in f32.
+pub fn log(b: &mut Block, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    f.log(x)
 }
 
 /// log1p(x) = log(1 + x): with u = 1 + x rounded and c = (1 + x) - u its rounding error

@@ -71,10 +71,19 @@ impl<'a> F<'a> {
     pub fn abs(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::AbsF, a)
     }
+    /// e^a: in f64 ours (IREE's f64 exp is a scalar call per element on llvm-cpu), in
+    /// f32 the target's.
     pub fn exp(&mut self, a: &Value) -> Value {
+        if self.f64() {
+            return exp_log::exp_own(self, a);
+        }
         self.b.math(MathUnary::Exp, a)
     }
+    /// log(a): in f64 ours (as `exp`), in f32 the target's.
     pub fn log(&mut self, a: &Value) -> Value {
+        if self.f64() {
+            return exp_log::log_own(self, a);
+        }
         self.b.math(MathUnary::Log, a)
     }
     pub fn sqrt(&mut self, a: &Value) -> Value {
