@@ -577,9 +577,11 @@ CASES.append(
 )  # fmt: skip
 def _ive(v, x):
     """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
-    and at v = +inf, +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v))."""
+    and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v
+    (the sign of 1/Gamma(1 + v))."""
     integer = mpmath.isfinite(v) and v == mpmath.floor(v)
-    if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer):
+    both_inf = mpmath.isinf(v) and mpmath.isinf(x)
+    if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer) or both_inf:
         return mpmath.mpf("nan")
     if mpmath.isinf(x) or v == mpmath.inf:
         return mpmath.mpf(0)

@@ -15,8 +15,8 @@
 //! - I: the continued fraction CF1 for r = I_n+1 / I_n (from its tail, see `i_ratio`) and
 //!   the Wronskian I_n (K_n+1 + r K_n) = 1/x, which gives exp(-x) I_n from the scaled K's.
 //!   Where K_n+1 overflows: the downward recurrence of the ratios r_j-1 = x / (2j + x r_j)
-//!   to r_mu, the Wronskian at mu, and I_n = I_mu times the product of the ratios (kept in
-//!   range by powers of two). Below x = 1e-8 (1e-4 in f32) I_mu is its series' first two
+//!   to r_mu, the Wronskian at mu, and I_n = I_mu times the product of the ratios (as the
+//!   exponential of a sum of logarithms in two floats). Below x = 1e-8 (1e-4 in f32) I_mu is its series' first two
 //!   terms, (x/2)^mu / Gamma(1 + mu) (1 + x^2 / (4 (1 + mu))): K_mu+1 may overflow there.
 //! - Large x (x >= 32 and x >= n^2): Hankel's expansions, summed to the working precision
 //!   (the terms decrease from the first while x >= n^2): sqrt(2 pi x) ive = sum (-1)^k
@@ -89,9 +89,6 @@ const TINY_X: PerType = (1e-8, 1e-4);
 const SCALE: PerType = (600.0, 60.0);
 const LOW: PerType = (2.409919865102884e-181, 8.673617379884035e-19);
 const UP: PerType = (4.149515568880993e+180, 1.152921504606847e+18);
-/// A count of 2^-SCALE factors past which the result is 0 (the count is clamped to it, so
-/// `ldexp` stays within its range): 2^-2000 (2^-250 in f32) times at most 2^540 (2^80).
-const SCALE_LIMIT: PerType = (2000.0, 250.0);
 /// 1/sqrt(2 pi) and sqrt(pi/2).
 const INV_SQRT_2PI: f64 = 0.3989422804014327;
 const SQRT_PI_2: f64 = 1.2533141373155003;
@@ -346,8 +343,10 @@ fn i_ratio(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
 }
 
 /// The ratios r_j = I_j+1 / I_j from r at j = base + steps down to r at base: r_j-1 =
-/// x / (2j + x r_j) (no 2j / x to overflow at subnormal x); with `product`, also their
-/// product I_base+steps / I_base as (p, count), p 2^-count (kept in range by powers of two).
+/// x q_j, q_j = 1 / (2j + x r_j) (no 2j / x to overflow at subnormal x); with `product`,
+/// also the product of the q's, I_base+steps / I_base = x^steps prod q, as (p, count),
+/// p 2^-count (kept in range by powers of two; each q is at least 1/(2j + 2j), so p q
+/// never underflows).
 fn ratios_down(f: &mut F, base: &Value, steps: &Value, x: &Value, r: &Value, product: bool) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
@@ -368,12 +367,13 @@ fn ratios_down(f: &mut F, base: &Value, steps: &Value, x: &Value, r: &Value, pro
             let nu = g.add(&base_in, j);
             let nu2 = g.mul(&two, &nu);
             let den = g.fma(&x_in, r, &nu2);
-            let r = g.div(&x_in, &den);
+            let q = g.div(&one, &den);
+            let r = g.mul(&x_in, &q);
             let j = g.sub(j, &one);
             if !product {
                 return vec![j, r, p.clone(), count.clone()];
             }
-            let p = g.mul(p, &r);
+            let p = g.mul(p, &q);
             // Keep p in range: times 2^SCALE below 2^-SCALE.
             let scale = g.k(SCALE);
             let up_factor = g.k(UP);
@@ -549,11 +549,20 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
         let tiny = f.k(TINY_X);
         let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
         let i_mu = f.sel(&is_tiny, &series, &i_mu);
-        let cap = f.k(SCALE_LIMIT);
-        let count = f.b.arith(Arith::MinimumF, &count, &cap);
+        // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
+        // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
+        let (a_hi, a_lo) = log_dd(f, &i_mu);
+        let (b_hi, b_lo) = log_dd(f, &p);
+        let (lx_hi, lx_lo) = log_dd(f, &x_r);
+        let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
+        let c_lo = f.fma(&nl, &lx_lo, &c_e);
         let minus_count = f.neg(&count);
-        let i_n = f.mul(&i_mu, &p);
-        let i_n = f.ldexp(&i_n, &minus_count);
+        let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
+        let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
+        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
+        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
+        let e = f.exp(&s_hi);
+        let i_n = f.fma(&e, &s_lo, &e);
         // Where K_n+1 is finite, the Wronskian at n itself: the upward recurrence of K
         // keeps its accuracy over many steps, the product of nl ratios does not (2e-15 at
         // ive(100, 1000), against 2e-16 so).
@@ -575,6 +584,14 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let not_h_fail = not(f, &h_fail);
     ok = and(f, &ok, &not_h_fail);
     Ik { i, k, ok }
+}
+
+/// a + b for numbers in two floats (hi, lo), to about twice the precision.
+fn dd_add(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value) {
+    let (s, e) = f.two_sum(a.0, b.0);
+    let lo = f.add(a.1, b.1);
+    let e = f.add(&e, &lo);
+    f.fast_two_sum(&s, &e)
 }
 
 /// Whether `v` is an integer (false for nan and infinities).
