@@ -6,11 +6,12 @@
 //!
 //! For an order n >= 0 and 0 < x < inf, with n = nl + mu, nl = floor(n + 1/2), |mu| <= 1/2:
 //!
-//! - K_mu and K_mu+1: below x = 2 Temme's series (its Gamma1 and Gamma2 from the Taylor
+//! - K_mu and K_mu+1: below x = 1/2 Temme's series (its Gamma1 and Gamma2 from the Taylor
 //!   series of 1/Gamma(1 + z), `scripts/bessel_real_constants.py`; (2/x)^mu, cosh and sinh
 //!   of sigma = mu ln(2/x) from a logarithm carried in two floats, so that tiny x, where
-//!   sigma reaches 370, loses nothing to its rounding); from 2 on Steed's continued fraction
-//!   CF2 (Thompson-Barnett), which gives exp(x) K directly. K_n by the upward recurrence
+//!   sigma reaches 370, loses nothing to its rounding); up to 8 the ratio K_mu+1 / K_mu
+//!   from CF2 and I_mu, I_mu+1 from their series, through the Wronskian (`k_mid`); from 8
+//!   on Steed's continued fraction CF2 (Thompson-Barnett), which gives exp(x) K directly. K_n by the upward recurrence
 //!   K_j+1 = 2j/x K_j + K_j-1 (stable for K), stopped where it overflows (K_n does too).
 //! - I: the continued fraction CF1 for r = I_n+1 / I_n (from its tail, see `i_ratio`) and
 //!   the Wronskian I_n (K_n+1 + r K_n) = 1/x, which gives exp(-x) I_n from the scaled K's.
@@ -77,8 +78,10 @@ const RGAMMA1P: [f64; 22] = [
 const EPS: PerType = (1.1102230246251565e-16, 5.960464477539063e-08);
 /// The loops' iteration cap per type.
 const MAX_ITER: PerType = (100000.0, 10000.0);
-/// Temme's series below this x, CF2 from it.
-const TEMME_X: f64 = 2.0;
+/// Temme's series below TEMME_X, CF2's ratio with I's series (`k_mid`) up to STEED_X,
+/// Steed's CF2 from it.
+const TEMME_X: f64 = 0.5;
+const STEED_X: f64 = 8.0;
 /// Hankel's expansions from x >= max(HANKEL_X, n^2).
 const HANKEL_X: f64 = 32.0;
 /// Hankel's expansions stop after this many terms (at x = 32, n = 0, 24 reach 1e-17).
@@ -141,7 +144,7 @@ fn sigma(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     (s_hi, s_lo, d_hi)
 }
 
-/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Temme's series, 0 < x <= 2, |mu| <= 1/2; and
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Temme's series, 0 < x < 1/2, |mu| <= 1/2; and
 /// whether it converged.
 fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
@@ -239,7 +242,120 @@ fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     (k0, k1, ok)
 }
 
-/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Steed's CF2, x >= 2, |mu| <= 1/2; and whether
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) for 1/2 <= x <= 8, |mu| <= 1/2, from the Wronskian
+/// I_mu K_mu+1 + I_mu+1 K_mu = 1/x: K_mu = 1 / (x (I_mu rho + I_mu+1)), every term positive,
+/// with rho = K_mu+1 / K_mu by CF2's continued fraction evaluated from its tail (depth
+/// 40 + 120/sqrt(x); half of it gave the same results) and I_mu, I_mu+1 by their power
+/// series (positive terms). Near x = 2 Temme's series cancels (25 to 50 ULP in a float64
+/// model) and Steed's sum collects rounding over 80 to 100 steps (9 to 13 ULP); this
+/// stays within 6.
+fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let two = f.c(2.0);
+    let root = f.sqrt(x);
+    let c1 = f.c(120.0);
+    let depth = f.div(&c1, &root);
+    let c0 = f.c(40.0);
+    let depth = f.add(&depth, &c0);
+    let depth = f.floor(&depth);
+    let ty = f.ty;
+    let (mu_in, x_in) = (mu.clone(), x.clone());
+    // t_i-1 = a_i / (b_i + t_i), a_i = mu^2 - (i - 1/2)^2, b_i = 2 (x + i), down to i = 2.
+    let tail = f.b.scf_while(
+        &[depth, zero.clone()],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let one = g.c(1.0);
+            g.cmp(CmpF::Ogt, &v[0], &one)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (i, t) = (&v[0], &v[1]);
+            let one = g.c(1.0);
+            let half = g.c(0.5);
+            let two = g.c(2.0);
+            let ih = g.sub(i, &half);
+            let lo = g.sub(&mu_in, &ih);
+            let hi = g.add(&mu_in, &ih);
+            let a = g.mul(&lo, &hi);
+            let xi = g.add(&x_in, i);
+            let b = g.mul(&two, &xi);
+            let den = g.add(&b, t);
+            let t = g.div(&a, &den);
+            let i = g.sub(i, &one);
+            vec![i, t]
+        },
+    );
+    let xp1 = f.add(x, &one);
+    let b1 = f.mul(&two, &xp1);
+    let den = f.add(&b1, &tail[1]);
+    let h = f.div(&one, &den);
+    let quarter = f.c(0.25);
+    let mu2 = f.mul(mu, mu);
+    let a1 = f.sub(&quarter, &mu2);
+    // rho = (mu + x + 1/2 - a1 h) / x.
+    let rho = f.add(mu, x);
+    let rho = f.add(&rho, &half);
+    let ah = f.mul(&a1, &h);
+    let rho = f.sub(&rho, &ah);
+    let rho = f.div(&rho, x);
+    // I_mu = (x/2)^mu / Gamma(1 + mu) s0 and I_mu+1 = (x/2)^(mu+1) / Gamma(2 + mu) s1, with
+    // s_nu = sum_k (x^2/4)^k / (k! (nu+1)_k).
+    let z = f.mul(x, x);
+    let quarter = f.c(0.25);
+    let z = f.mul(&z, &quarter);
+    let mu1 = f.add(mu, &one);
+    let mu_in = mu.clone();
+    let sums = f.b.scf_while(
+        &[zero.clone(), one.clone(), one.clone(), one.clone(), one.clone()],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let eps = g.k(EPS);
+            let small = g.mul(&v[2], &eps);
+            g.cmp(CmpF::Ogt, &v[1], &small)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (k, t0, s0, t1, s1) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
+            let one = g.c(1.0);
+            let k = g.add(k, &one);
+            let zk = g.div(&z, &k);
+            let n0 = g.add(&mu_in, &k);
+            let r0 = g.div(&zk, &n0);
+            let t0 = g.mul(t0, &r0);
+            let s0 = g.add(s0, &t0);
+            let n1 = g.add(&n0, &one);
+            let r1 = g.div(&zk, &n1);
+            let t1 = g.mul(t1, &r1);
+            let s1 = g.add(s1, &t1);
+            vec![k, t0, s0, t1, s1]
+        },
+    );
+    let (g1, g2) = temme_gammas(f, mu);
+    let mu_g1 = f.mul(mu, &g1);
+    let gampl = f.sub(&g2, &mu_g1);
+    let (s_hi, s_lo, _) = sigma(f, mu, x);
+    let minus_s = f.neg(&s_hi);
+    let e_inv = f.exp(&minus_s);
+    let minus_lo = f.neg(&s_lo);
+    let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+    let lead = f.mul(&e_inv, &gampl);
+    let i0 = f.mul(&lead, &sums[2]);
+    let x2 = f.mul(x, &half);
+    let lead1 = f.mul(&lead, &x2);
+    let lead1 = f.div(&lead1, &mu1);
+    let i1 = f.mul(&lead1, &sums[4]);
+    let den = f.fma(&i0, &rho, &i1);
+    let den = f.mul(&den, x);
+    let ex = f.exp(x);
+    let k0 = f.div(&ex, &den);
+    let k1 = f.mul(&k0, &rho);
+    (k0, k1)
+}
+
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Steed's CF2, x >= 8, |mu| <= 1/2; and whether
 /// it converged.
 fn k_steed(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
@@ -452,7 +568,6 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let half = f.c(0.5);
-    let two = f.c(2.0);
     // Hankel's region, x >= max(32, n^2); stand-ins elsewhere stop the sum at once (n = 1/2).
     let hx = f.c(HANKEL_X);
     let n2 = f.mul(n, n);
@@ -478,45 +593,73 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let nl = f.sel(&too_many, &zero, &nl);
     let n_r = f.sel(&too_many, &zero, &n_r);
     let mu = f.sub(&n_r, &nl);
-    // K_mu, K_mu+1: Temme below 2, Steed from 2 (stand-in x = 1 or 2 for the other).
+    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 8, Steed from 8 (stand-ins x = 1/4,
+    // 1 and 8 for the others).
     let t_x = f.c(TEMME_X);
+    let s_x = f.c(STEED_X);
+    let quarter = f.c(0.25);
     let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
-    let x_t = f.sel(&is_temme, &x_r, &one);
-    let x_s = f.sel(&is_temme, &two, &x_r);
+    let is_steed = f.cmp(CmpF::Oge, &x_r, &s_x);
+    let x_t = f.sel(&is_temme, &x_r, &quarter);
+    let x_s = f.sel(&is_steed, &x_r, &s_x);
+    let is_mid = or(f, &is_temme, &is_steed);
+    let is_mid = not(f, &is_mid);
+    let x_m = f.sel(&is_mid, &x_r, &one);
     let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t);
+    let (km0, km1) = k_mid(f, &mu, &x_m);
     let (ks0, ks1, s_ok) = k_steed(f, &mu, &x_s);
-    let k0 = f.sel(&is_temme, &kt0, &ks0);
-    let k1 = f.sel(&is_temme, &kt1, &ks1);
-    // Upward to K_n, stopping where it overflows.
+    let k0 = f.sel(&is_temme, &kt0, &km0);
+    let k1 = f.sel(&is_temme, &kt1, &km1);
+    let k0 = f.sel(&is_steed, &ks0, &k0);
+    let k1 = f.sel(&is_steed, &ks1, &k1);
+    // Upward to K_n, stopping where it overflows; in two floats (each step's roundings
+    // would otherwise add up: kve(33.8, 0.345), 34 steps, was 8 ULP off).
     let ty = f.ty;
     let (mu_in, x_in, nl_in) = (mu.clone(), x_r.clone(), nl.clone());
     let up = f.b.scf_while(
-        &[zero.clone(), k0.clone(), k1.clone()],
+        &[zero.clone(), k0.clone(), zero.clone(), k1.clone(), zero.clone()],
         |c, v| {
             let mut g = F { b: c, ty };
             let inf = g.c(f64::INFINITY);
-            let (j, b) = (&v[0], &v[2]);
+            let (j, b) = (&v[0], &v[3]);
             let going = g.cmp(CmpF::Olt, j, &nl_in);
             let finite = g.cmp(CmpF::Olt, b, &inf);
             and(&mut g, &going, &finite)
         },
         |l, v| {
             let mut g = F { b: l, ty };
-            let (j, a, b) = (&v[0], &v[1], &v[2]);
+            let (j, a_hi, a_lo, b_hi, b_lo) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
             let one = g.c(1.0);
             let two = g.c(2.0);
+            let zero = g.c(0.0);
+            let inf = g.c(f64::INFINITY);
             let j = g.add(j, &one);
             let nu = g.add(&mu_in, &j);
             let nu2 = g.mul(&two, &nu);
-            let t = g.mul(&nu2, b);
-            let t = g.div(&t, &x_in);
-            let next = g.add(&t, a);
-            vec![j, b.clone(), next]
+            // c = 2 nu / x as c_hi + c_lo.
+            let c_hi = g.div(&nu2, &x_in);
+            let minus_c = g.neg(&c_hi);
+            let rem = g.fma(&minus_c, &x_in, &nu2);
+            let c_lo = g.div(&rem, &x_in);
+            // c b + a.
+            let (p, pe) = g.two_prod(&c_hi, b_hi);
+            let pe = g.fma(&c_hi, b_lo, &pe);
+            let pe = g.fma(&c_lo, b_hi, &pe);
+            let (s, se) = g.two_sum(&p, a_hi);
+            let low = g.add(&pe, a_lo);
+            let se = g.add(&se, &low);
+            let (n_hi, n_lo) = g.fast_two_sum(&s, &se);
+            // Past overflow (or 2 nu / x itself infinite at subnormal x): inf.
+            let finite = g.cmp(CmpF::Olt, &n_hi, &inf);
+            let n_hi = g.sel(&finite, &n_hi, &inf);
+            let n_lo = g.sel(&finite, &n_lo, &zero);
+            vec![j, b_hi.clone(), b_lo.clone(), n_hi, n_lo]
         },
     );
     let inf = f.c(f64::INFINITY);
     let reached = f.cmp(CmpF::Oge, &up[0], &nl);
-    let k_r = f.sel(&reached, &up[1], &inf);
+    let k_n = f.add(&up[1], &up[2]);
+    let k_r = f.sel(&reached, &k_n, &inf);
     let k = f.sel(&in_hankel, &k_h, &k_r);
     let mut ok = and(f, &t_ok, &s_ok);
     let not_too_many = not(f, &too_many);
@@ -566,7 +709,9 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
         // Where K_n+1 is finite, the Wronskian at n itself: the upward recurrence of K
         // keeps its accuracy over many steps, the product of nl ratios does not (2e-15 at
         // ive(100, 1000), against 2e-16 so).
-        let den_n = f.fma(&r, &up[1], &up[2]);
+        let den_n = f.fma(&r, &up[1], &up[3]);
+        let den_lo = f.fma(&r, &up[2], &up[4]);
+        let den_n = f.add(&den_n, &den_lo);
         let den_n = f.mul(&den_n, &x_r);
         let i_w = f.div(&one, &den_n);
         let finite = f.cmp(CmpF::Olt, &den_n, &inf);
