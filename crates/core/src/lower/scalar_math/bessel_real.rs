@@ -28,7 +28,9 @@
 //! (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value.
+//! never a wrong value. Also short of the function: ive of a negative non-integer order
+//! where K_|v| overflows but I_-|v| = I + (2/pi) sin(v pi) K does not (a band of a factor
+//! 1/|sin(v pi)| below the overflow threshold) is +-inf.
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
 //!
