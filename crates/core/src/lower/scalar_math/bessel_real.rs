@@ -10,8 +10,10 @@
 //!   series of 1/Gamma(1 + z), `scripts/bessel_real_constants.py`; (2/x)^mu, cosh and sinh
 //!   of sigma = mu ln(2/x) from a logarithm carried in two floats, so that tiny x, where
 //!   sigma reaches 370, loses nothing to its rounding); up to 8 the ratio K_mu+1 / K_mu
-//!   from CF2 and I_mu, I_mu+1 from their series, through the Wronskian (`k_mid`); from 8
-//!   on Steed's continued fraction CF2 (Thompson-Barnett), which gives exp(x) K directly. K_n by the upward recurrence
+//!   from CF2 (Thompson and Barnett's form, evaluated from its tail) and I_mu, I_mu+1 from
+//!   their series, through the Wronskian (`k_mid`); from 20 on Hankel's expansions of
+//!   K_mu and K_mu+1 (Steed's summation of CF2, tried there first, collected 5 ULP at
+//!   x = 14). K_n by the upward recurrence
 //!   K_j+1 = 2j/x K_j + K_j-1 (stable for K), stopped where it overflows (K_n does too).
 //! - I: the continued fraction CF1 for r = I_n+1 / I_n (from its tail, see `i_ratio`) and
 //!   the Wronskian I_n (K_n+1 + r K_n) = 1/x, which gives exp(-x) I_n from the scaled K's.
@@ -24,13 +26,12 @@
 //!   a_k / x^k and sqrt(2x/pi) kve = sum a_k / x^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) /
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
 //!
-//! The loops (CF1, Temme, CF2, the recurrences) are `scf.while` loops with an iteration cap
+//! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with an iteration cap
 //! (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value. Also short of the function: ive of a negative non-integer order
-//! where K_|v| overflows but I_-|v| = I + (2/pi) sin(v pi) K does not (a band of a factor
-//! 1/|sin(v pi)| below the overflow threshold) is +-inf.
+//! never a wrong value. With I, K runs scaled by 2^-64 so that the reflection term of
+//! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
 //!
@@ -80,13 +81,14 @@ const RGAMMA1P: [f64; 22] = [
 const EPS: PerType = (1.1102230246251565e-16, 5.960464477539063e-08);
 /// The loops' iteration cap per type.
 const MAX_ITER: PerType = (100000.0, 10000.0);
-/// Temme's series below TEMME_X, CF2's ratio with I's series (`k_mid`) up to STEED_X,
-/// Steed's CF2 from it.
+/// Temme's series below TEMME_X, CF2's ratio with I's series (`k_mid`) up to HANKEL_MU_X,
+/// Hankel's expansions of K_mu and K_mu+1 from it (at x = 20 the smallest term, about
+/// e^-2x, is 4e-18).
 const TEMME_X: f64 = 0.5;
-const STEED_X: f64 = 8.0;
+const HANKEL_MU_X: f64 = 20.0;
 /// Hankel's expansions from x >= max(HANKEL_X, n^2).
 const HANKEL_X: f64 = 32.0;
-/// Hankel's expansions stop after this many terms (at x = 32, n = 0, 24 reach 1e-17).
+/// Hankel's expansions stop after this many terms (at x = 20, n = 0, about 32 reach 1e-17).
 const HANKEL_TERMS: f64 = 64.0;
 /// Below this x, I_mu is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
@@ -94,6 +96,10 @@ const TINY_X: PerType = (1e-8, 1e-4);
 const SCALE: PerType = (600.0, 60.0);
 const LOW: PerType = (2.409919865102884e-181, 8.673617379884035e-19);
 const UP: PerType = (4.149515568880993e+180, 1.152921504606847e+18);
+/// With I, K runs scaled by this (2^-64, 2^-16 in f32) and its inverse: I_-n's reflection
+/// term (2/pi) sin(n pi) K_n stays finite where K_n alone overflows and the term does not.
+const K_SCALE: PerType = (5.421010862427522e-20, 1.52587890625e-05);
+const K_UNSCALE: PerType = (1.8446744073709552e+19, 65536.0);
 /// 1/sqrt(2 pi) and sqrt(pi/2).
 const INV_SQRT_2PI: f64 = 0.3989422804014327;
 const SQRT_PI_2: f64 = 1.2533141373155003;
@@ -115,6 +121,7 @@ fn not(f: &mut F, a: &Value) -> Value {
 /// whether every loop finished before its cap.
 struct Ik {
     i: Value,
+    /// kve(n, x), times K_SCALE when I is wanted too.
     k: Value,
     ok: Value,
 }
@@ -244,13 +251,13 @@ fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     (k0, k1, ok)
 }
 
-/// exp(x) K_mu(x) and exp(x) K_mu+1(x) for 1/2 <= x <= 8, |mu| <= 1/2, from the Wronskian
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) for 1/2 <= x < 20, |mu| <= 1/2, from the Wronskian
 /// I_mu K_mu+1 + I_mu+1 K_mu = 1/x: K_mu = 1 / (x (I_mu rho + I_mu+1)), every term positive,
 /// with rho = K_mu+1 / K_mu by CF2's continued fraction evaluated from its tail (depth
 /// 40 + 120/sqrt(x); half of it gave the same results) and I_mu, I_mu+1 by their power
 /// series (positive terms). Near x = 2 Temme's series cancels (25 to 50 ULP in a float64
-/// model) and Steed's sum collects rounding over 80 to 100 steps (9 to 13 ULP); this
-/// stays within 6.
+/// model) and Steed's summation of CF2 collects rounding over 80 to 100 steps (9 to 13
+/// ULP); this stays within 6.
 fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
@@ -357,82 +364,6 @@ fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
     (k0, k1)
 }
 
-/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Steed's CF2, x >= 8, |mu| <= 1/2; and whether
-/// it converged.
-fn k_steed(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
-    let two = f.c(2.0);
-    let quarter = f.c(0.25);
-    let half = f.c(0.5);
-    let xp1 = f.add(x, &one);
-    let b = f.mul(&two, &xp1);
-    let d = f.div(&one, &b);
-    let mu2 = f.mul(mu, mu);
-    let a1 = f.sub(&quarter, &mu2);
-    let a = f.neg(&a1);
-    let s = f.fma(&a1, &d, &one);
-    let ty = f.ty;
-    let big = f.c(1.0);
-    // (i, a, b, c, d, delh, h, q, q1, q2, s, change)
-    let done = f.b.scf_while(
-        &[one.clone(), a, b, a1.clone(), d.clone(), d.clone(), d, a1.clone(), zero.clone(), one.clone(), s, big],
-        |c, v| {
-            let mut g = F { b: c, ty };
-            let (i, change) = (&v[0], &v[11]);
-            let eps = g.k(EPS);
-            let limit = g.k(MAX_ITER);
-            let going = g.cmp(CmpF::Oge, change, &eps);
-            let under = g.cmp(CmpF::Olt, i, &limit);
-            and(&mut g, &going, &under)
-        },
-        |l, v| {
-            let mut g = F { b: l, ty };
-            let (i, a, b, c, d, delh, h, q, q1, q2, s) =
-                (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]);
-            let one = g.c(1.0);
-            let two = g.c(2.0);
-            let i = g.add(i, &one);
-            let im1 = g.sub(&i, &one);
-            let step = g.mul(&two, &im1);
-            let a = g.sub(a, &step);
-            let ac = g.mul(&a, c);
-            let ac = g.neg(&ac);
-            let c = g.div(&ac, &i);
-            let bq2 = g.mul(b, q2);
-            let num = g.sub(q1, &bq2);
-            let qnew = g.div(&num, &a);
-            let q = g.fma(&c, &qnew, q);
-            let b = g.add(b, &two);
-            let den = g.fma(&a, d, &b);
-            let d = g.div(&one, &den);
-            let bd = g.mul(&b, &d);
-            let bd1 = g.sub(&bd, &one);
-            let delh = g.mul(&bd1, delh);
-            let h = g.add(h, &delh);
-            let dels = g.mul(&q, &delh);
-            let s = g.add(s, &dels);
-            let ratio = g.div(&dels, &s);
-            let change = g.abs(&ratio);
-            vec![i, a, b, c, d, delh, h, q, q2.clone(), qnew, s, change]
-        },
-    );
-    let limit = f.k(MAX_ITER);
-    let ok = f.cmp(CmpF::Olt, &done[0], &limit);
-    let h = f.mul(&a1, &done[6]);
-    let root = f.sqrt(x);
-    let c = f.c(SQRT_PI_2);
-    let k0 = f.div(&c, &root);
-    let k0 = f.div(&k0, &done[10]);
-    // K_mu+1 = K_mu (mu + x + 1/2 - h) / x.
-    let t = f.add(mu, x);
-    let t = f.add(&t, &half);
-    let t = f.sub(&t, &h);
-    let t = f.div(&t, x);
-    let k1 = f.mul(&k0, &t);
-    (k0, k1, ok)
-}
-
 /// r = I_n+1(x) / I_n(x), the continued fraction CF1 evaluated from its tail: the
 /// downward recurrence r_k-1 = x / (2k + x r_k) from r = 0 at k = n + m. Where x > k the
 /// ratios are near 1 and an error at k = n + m shrinks by about (I_n+m / I_n)^2, about
@@ -507,7 +438,7 @@ fn ratios_down(f: &mut F, base: &Value, steps: &Value, x: &Value, r: &Value, pro
     (done[1].clone(), done[2].clone(), done[3].clone())
 }
 
-/// Hankel's sums (sqrt(2 pi x) ive, sqrt(2x/pi) kve) for x >= 32, x >= n^2; and whether
+/// Hankel's sums (sqrt(2 pi x) ive, sqrt(2x/pi) kve) for x >= 20, x >= n^2; and whether
 /// they reached the working precision within HANKEL_TERMS.
 fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
@@ -595,31 +526,42 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let nl = f.sel(&too_many, &zero, &nl);
     let n_r = f.sel(&too_many, &zero, &n_r);
     let mu = f.sub(&n_r, &nl);
-    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 8, Steed from 8 (stand-ins x = 1/4,
-    // 1 and 8 for the others).
+    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 20, Hankel's from 20 (stand-ins x =
+    // 1/4, 1 and 20 for the others).
     let t_x = f.c(TEMME_X);
-    let s_x = f.c(STEED_X);
+    let s_x = f.c(HANKEL_MU_X);
     let quarter = f.c(0.25);
     let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
-    let is_steed = f.cmp(CmpF::Oge, &x_r, &s_x);
+    let is_hankel_mu = f.cmp(CmpF::Oge, &x_r, &s_x);
     let x_t = f.sel(&is_temme, &x_r, &quarter);
-    let x_s = f.sel(&is_steed, &x_r, &s_x);
-    let is_mid = or(f, &is_temme, &is_steed);
+    let x_s = f.sel(&is_hankel_mu, &x_r, &s_x);
+    let is_mid = or(f, &is_temme, &is_hankel_mu);
     let is_mid = not(f, &is_mid);
     let x_m = f.sel(&is_mid, &x_r, &one);
     let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t);
     let (km0, km1) = k_mid(f, &mu, &x_m);
-    let (ks0, ks1, s_ok) = k_steed(f, &mu, &x_s);
+    let (_, sk0, s_ok0) = hankel(f, &mu, &x_s);
+    let mu1 = f.add(&mu, &one);
+    let (_, sk1, s_ok1) = hankel(f, &mu1, &x_s);
+    let s_ok = and(f, &s_ok0, &s_ok1);
+    let root_s = f.sqrt(&x_s);
+    let ks0 = f.mul(&sk0, &ck);
+    let ks0 = f.div(&ks0, &root_s);
+    let ks1 = f.mul(&sk1, &ck);
+    let ks1 = f.div(&ks1, &root_s);
     let k0 = f.sel(&is_temme, &kt0, &km0);
     let k1 = f.sel(&is_temme, &kt1, &km1);
-    let k0 = f.sel(&is_steed, &ks0, &k0);
-    let k1 = f.sel(&is_steed, &ks1, &k1);
+    let k0 = f.sel(&is_hankel_mu, &ks0, &k0);
+    let k1 = f.sel(&is_hankel_mu, &ks1, &k1);
+    let k_scale = if want_i { f.k(K_SCALE) } else { one.clone() };
+    let k0_s = f.mul(&k0, &k_scale);
+    let k1_s = f.mul(&k1, &k_scale);
     // Upward to K_n, stopping where it overflows; in two floats (each step's roundings
     // would otherwise add up: kve(33.8, 0.345), 34 steps, was 8 ULP off).
     let ty = f.ty;
     let (mu_in, x_in, nl_in) = (mu.clone(), x_r.clone(), nl.clone());
     let up = f.b.scf_while(
-        &[zero.clone(), k0.clone(), zero.clone(), k1.clone(), zero.clone()],
+        &[zero.clone(), k0_s, zero.clone(), k1_s, zero.clone()],
         |c, v| {
             let mut g = F { b: c, ty };
             let inf = g.c(f64::INFINITY);
@@ -662,6 +604,7 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let reached = f.cmp(CmpF::Oge, &up[0], &nl);
     let k_n = f.add(&up[1], &up[2]);
     let k_r = f.sel(&reached, &k_n, &inf);
+    let k_h = f.mul(&k_h, &k_scale);
     let k = f.sel(&in_hankel, &k_h, &k_r);
     let mut ok = and(f, &t_ok, &s_ok);
     let not_too_many = not(f, &too_many);
@@ -715,7 +658,7 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
         let den_lo = f.fma(&r, &up[2], &up[4]);
         let den_n = f.add(&den_n, &den_lo);
         let den_n = f.mul(&den_n, &x_r);
-        let i_w = f.div(&one, &den_n);
+        let i_w = f.div(&k_scale, &den_n);
         let finite = f.cmp(CmpF::Olt, &den_n, &inf);
         let not_tiny = not(f, &is_tiny);
         let use_w = and(f, &finite, &reached);
@@ -801,7 +744,9 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let minus_2a = f.neg(&minus_2a);
     let e = f.exp(&minus_2a);
     let ke = f.mul(&parts.k, &e);
-    let reflected = f.fma(&cs, &ke, &parts.i);
+    let term = f.mul(&cs, &ke);
+    let unscale = f.k(K_UNSCALE);
+    let reflected = f.fma(&term, &unscale, &parts.i);
     let negative_v = f.cmp(CmpF::Olt, v, &zero);
     let not_int = not(f, &v_int);
     let use_reflection = and(f, &negative_v, &not_int);
