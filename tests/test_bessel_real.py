@@ -15,6 +15,7 @@ scipy's ive and kve, so "the C backend" below is scipy on the same points.
 - past the loops' caps (orders beyond 1e5 outside Hankel's region): nan, never a wrong
   value.
 - the gradient in x PyTensor builds (ive and kve of v +- 1) against the C backend.
+- on Vulkan (lavapipe) the float32 formulation (no float64 math) against the CPU mode.
 """
 
 import os
@@ -26,7 +27,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 
-from conftest import assert_same, compile_both
+from conftest import assert_same, compile_both, vulkan_devices
 from test_elemwise import scalar_ops
 from ulp import exact, ulp_errors
 
@@ -158,3 +159,33 @@ def test_ive_and_kve_gradient_like_the_c_backend():
     assert np.isnan(want[0][9:]).all()
     assert_same(got[0], want[0], rtol=1e-11, err_msg="d/dx (ive + 3 kve)")
     assert_same(got[1], want[1], rtol=1e-11, err_msg="d/dx ive")
+
+
+VULKAN_DEVICES, WHY_NO_VULKAN = vulkan_devices()
+
+
+@pytest.mark.skipif(not VULKAN_DEVICES, reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'})")
+def test_ive_and_kve_float32_formulation_on_vulkan():
+    """On Vulkan ive and kve run in float32 (thresholds, caps and scales per type): within
+    1e-5 relative of the CPU mode's (float64-computed) results where those are normal
+    numbers (lavapipe flushes subnormals), special values the same. One function per op:
+    lavapipe takes 128 bytes of push constants a dispatch."""
+    rng = np.random.default_rng(43)
+    specials_v = np.array([0.0, 1.0, -1.0, 0.5, -0.5, -1.5, 2.0, 3.0, np.inf, -np.inf, np.nan, 0.0, 1.0])
+    specials_x = np.array([0.0, 0.0, -2.0, 0.0, 1.0, 0.0, np.inf, -np.inf, 1.0, 1.0, 1.0, np.nan, 1e30])
+    v = np.concatenate([specials_v, rng.uniform(-5, 5, 40), rng.integers(-20, 20, 20), rng.uniform(0, 60, 20)])
+    x = np.concatenate([specials_x, 10 ** rng.uniform(-3, 2, 40), rng.uniform(-20, 20, 20), 10 ** rng.uniform(-6, 3, 20)])
+    v, x = v.astype("float32"), x.astype("float32")
+    a, b = pt.fvector("v"), pt.fvector("x")
+    failures = []
+    for name, fn in (("ive", pt.ive), ("kve", pt.kve)):
+        cpu = pytensor.function([a, b], fn(a, b), mode="MLIR")
+        gpu = pytensor.function([a, b], fn(a, b), mode="MLIR_VULKAN")
+        with np.errstate(all="ignore"):
+            want, got = cpu(v, x), gpu(v, x)
+        normal = ~np.isfinite(want) | (want == 0) | (np.abs(want) >= np.finfo("float32").tiny)
+        try:
+            assert_same(got[normal] + 0, want[normal] + 0, rtol=1e-5, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)
