@@ -155,7 +155,8 @@ fn sigma(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
 
 /// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Temme's series, 0 < x < 1/2, |mu| <= 1/2; and
 /// whether it converged.
-fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
+/// Lanes where `active` is false stop the loop after one step.
+fn k_temme(f: &mut F, mu: &Value, x: &Value, active: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let half = f.c(0.5);
@@ -197,6 +198,7 @@ fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     let q = f.div(&q, &gammi);
     let x2 = f.mul(x, &half);
     let dd = f.mul(&x2, &x2);
+    let dd = f.sel(active, &dd, &zero);
     let ty = f.ty;
     let mu_in = mu.clone();
     let big = f.c(1.0);
@@ -258,7 +260,8 @@ fn k_temme(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
 /// series (positive terms). Near x = 2 Temme's series cancels (25 to 50 ULP in a float64
 /// model) and Steed's summation of CF2 collects rounding over 80 to 100 steps (9 to 13
 /// ULP); this stays within 6.
-fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
+/// Lanes where `active` is false skip both loops (their results are not used).
+fn k_mid(f: &mut F, mu: &Value, x: &Value, active: &Value) -> (Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let half = f.c(0.5);
@@ -269,6 +272,7 @@ fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
     let c0 = f.c(40.0);
     let depth = f.add(&depth, &c0);
     let depth = f.floor(&depth);
+    let depth = f.sel(active, &depth, &one);
     let ty = f.ty;
     let (mu_in, x_in) = (mu.clone(), x.clone());
     // t_i-1 = a_i / (b_i + t_i), a_i = mu^2 - (i - 1/2)^2, b_i = 2 (x + i), down to i = 2.
@@ -315,6 +319,7 @@ fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
     let z = f.mul(x, x);
     let quarter = f.c(0.25);
     let z = f.mul(&z, &quarter);
+    let z = f.sel(active, &z, &zero);
     let mu1 = f.add(mu, &one);
     let mu_in = mu.clone();
     let sums = f.b.scf_while(
@@ -372,7 +377,8 @@ fn k_mid(f: &mut F, mu: &Value, x: &Value) -> (Value, Value) {
 /// rounding of the steps themselves). Unlike Lentz's forward evaluation, whose product
 /// of about x factors collects their rounding (13 ULP seen), this recurrence damps it.
 /// Also whether m is within the iteration cap.
-fn i_ratio(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
+/// Lanes where `active` is false skip the loop.
+fn i_ratio(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value) {
     let zero = f.c(0.0);
     let fifty = f.c(50.0);
     let extra = f.c(16.0);
@@ -387,6 +393,7 @@ fn i_ratio(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
     let limit = f.k(MAX_ITER);
     let ok = f.cmp(CmpF::Olt, &m, &limit);
     let m = f.sel(&ok, &m, &extra);
+    let m = f.sel(active, &m, &zero);
     let (r, _, _) = ratios_down(f, n, &m, x, &zero, false);
     (r, ok)
 }
@@ -538,11 +545,14 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let is_mid = or(f, &is_temme, &is_hankel_mu);
     let is_mid = not(f, &is_mid);
     let x_m = f.sel(&is_mid, &x_r, &one);
-    let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t);
-    let (km0, km1) = k_mid(f, &mu, &x_m);
-    let (_, sk0, s_ok0) = hankel(f, &mu, &x_s);
+    let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t, &is_temme);
+    let (km0, km1) = k_mid(f, &mu, &x_m, &is_mid);
+    // (Order 1/2 stops Hankel's sums at once where they are not used.)
+    let mu_h = f.sel(&is_hankel_mu, &mu, &half);
+    let (_, sk0, s_ok0) = hankel(f, &mu_h, &x_s);
     let mu1 = f.add(&mu, &one);
-    let (_, sk1, s_ok1) = hankel(f, &mu1, &x_s);
+    let mu1_h = f.sel(&is_hankel_mu, &mu1, &half);
+    let (_, sk1, s_ok1) = hankel(f, &mu1_h, &x_s);
     let s_ok = and(f, &s_ok0, &s_ok1);
     let root_s = f.sqrt(&x_s);
     let ks0 = f.mul(&sk0, &ck);
@@ -610,7 +620,8 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let not_too_many = not(f, &too_many);
     ok = and(f, &ok, &not_too_many);
     let i = if want_i {
-        let (r, r_ok) = i_ratio(f, &n_r, &x_r);
+        let not_hankel = not(f, &in_hankel);
+        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &not_hankel);
         let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
         // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
         let den = f.fma(&r_mu, &k0, &k1);
