@@ -9,25 +9,26 @@
 //! - K_mu and K_mu+1: below x = 1/2 Temme's series (its Gamma1 and Gamma2 from the Taylor
 //!   series of 1/Gamma(1 + z), `scripts/bessel_real_constants.py`; (2/x)^mu, cosh and sinh
 //!   of sigma = mu ln(2/x) from a logarithm carried in two floats, so that tiny x, where
-//!   sigma reaches 370, loses nothing to its rounding); up to 8 the ratio K_mu+1 / K_mu
+//!   sigma reaches 370, loses nothing to its rounding); up to 20 the ratio K_mu+1 / K_mu
 //!   from CF2 (Thompson and Barnett's form, evaluated from its tail) and I_mu, I_mu+1 from
 //!   their series, through the Wronskian (`k_mid`); from 20 on Hankel's expansions of
 //!   K_mu and K_mu+1 (Steed's summation of CF2, tried there first, collected 5 ULP at
-//!   x = 14). K_n by the upward recurrence
-//!   K_j+1 = 2j/x K_j + K_j-1 (stable for K), stopped where it overflows (K_n does too).
+//!   x = 14). K_n by the upward recurrence K_j+1 = 2j/x K_j + K_j-1 (stable for K), in
+//!   two floats, stopped where it overflows (K_n does too).
 //! - I: the continued fraction CF1 for r = I_n+1 / I_n (from its tail, see `i_ratio`) and
 //!   the Wronskian I_n (K_n+1 + r K_n) = 1/x, which gives exp(-x) I_n from the scaled K's.
 //!   Where K_n+1 overflows: the downward recurrence of the ratios r_j-1 = x / (2j + x r_j)
 //!   to r_mu, the Wronskian at mu, and I_n = I_mu times the product of the ratios (as the
-//!   exponential of a sum of logarithms in two floats). Below x = 1e-8 (1e-4 in f32) I_mu is its series' first two
-//!   terms, (x/2)^mu / Gamma(1 + mu) (1 + x^2 / (4 (1 + mu))): K_mu+1 may overflow there.
+//!   exponential of a sum of logarithms in two floats). Below x = 1e-8 (1e-4 in f32) I_mu
+//!   is its series' first two terms, (x/2)^mu / Gamma(1 + mu) (1 + x^2 / (4 (1 + mu))):
+//!   K_mu+1 may overflow there.
 //! - Large x (x >= 32 and x >= n^2): Hankel's expansions, summed to the working precision
 //!   (the terms decrease from the first while x >= n^2): sqrt(2 pi x) ive = sum (-1)^k
 //!   a_k / x^k and sqrt(2x/pi) kve = sum a_k / x^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) /
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
 //!
-//! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with an iteration cap
-//! (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
+//! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
+//! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
 //! never a wrong value. With I, K runs scaled by 2^-64 so that the reflection term of
@@ -40,8 +41,7 @@
 //! - x = 0: ive(0, 0) = 1, ive(v, 0) = 0 for v > 0 or a negative integer, +-inf for other
 //!   negative v (the sign of 1/Gamma(1 + v): scipy gives nan); kve(v, 0) = inf.
 //! - x = +-inf: 0 (scipy: nan; the limit of exp(-x) I_v(x) and exp(x) K_v(x) is 0), signed
-//!   by the parity for x = -inf; huge finite x likewise (scipy: nan past about 1e10 and
-//!   1e300 respectively).
+//!   by the parity for x = -inf; huge finite x likewise (scipy: nan from about 1e10 on).
 //! - v = +inf: ive = 0, kve = inf for 0 < x < inf; v = -inf: ive nan (I_-v oscillates).
 //!   scipy gives nan for both. A nan argument gives nan (scipy's kve(nan, 0) is inf).
 
