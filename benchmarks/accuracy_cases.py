@@ -635,6 +635,63 @@ CASES.append(
                 13.0, 1.0, 1.0, 1e300, 1e-300, 1e300, 2.0, 1e-300, 0.5, 1e3, 1e3, 0.5, 1e-3, 1e-3, -1.0, -2.0,
                 np.inf, 1.0, -np.inf, -1.0, 1.0, np.inf, 0.0, -np.inf, 1.0, -0.0, np.nan, 1.0, 1.0, np.nan))
 )  # fmt: skip
+def _ive(v, x):
+    """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
+    and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v
+    (the sign of 1/Gamma(1 + v))."""
+    integer = mpmath.isfinite(v) and v == mpmath.floor(v)
+    both_inf = mpmath.isinf(v) and mpmath.isinf(x)
+    if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer) or both_inf:
+        return mpmath.mpf("nan")
+    if mpmath.isinf(x) or v == mpmath.inf:
+        return mpmath.mpf(0)
+    if x == 0:
+        if v == 0:
+            return mpmath.mpf(1)
+        if v > 0 or integer:
+            return mpmath.mpf(0)
+        return mpmath.inf if int(mpmath.floor(v)) % 2 else -mpmath.inf
+    if integer:  # (mpmath's I of a negative integer order or argument is complex-typed)
+        return (-1) ** int(v) * mpmath.besseli(abs(v), abs(x)) * mpmath.exp(-abs(x)) if x < 0 else mpmath.besseli(abs(v), x) * mpmath.exp(-x)
+    return mpmath.besseli(v, x) * mpmath.exp(-x)
+
+
+def _kve(v, x):
+    """exp(x) K_v(x), with the limits our Kve gives: inf at x = 0 and for infinite v, 0 at
+    x = +inf."""
+    if mpmath.isnan(v) or mpmath.isnan(x) or x < 0 or (mpmath.isinf(v) and mpmath.isinf(x)):
+        return mpmath.mpf("nan")
+    if x == 0 or mpmath.isinf(v):
+        return mpmath.inf
+    if mpmath.isinf(x):
+        return mpmath.mpf(0)
+    return mpmath.besselk(v, x) * mpmath.exp(x)
+
+
+def _bessel_real_points(dtype, n, rng):
+    """(v, x): v uniform in [-4, 4], integers in [-30, 30], log-uniform in [1e-3, 200] and
+    uniform in [-60, 60], a quarter each; x log-uniform in [1e-8, 1e4] and, for a quarter,
+    down to 1e-300 (1e-37 in float32); the integer orders' x of either sign."""
+    k = n // 4
+    v = rng.uniform(-60, 60, n)
+    v[:k] = rng.uniform(-4, 4, k)
+    v[k : 2 * k] = rng.integers(-30, 31, k)
+    v[2 * k : 3 * k] = 10.0 ** rng.uniform(-3, np.log10(200), k)
+    x = 10.0 ** rng.uniform(-8, 4, n)
+    tiny = -300 if np.dtype(dtype) == np.float64 else -37
+    x[::4] = 10.0 ** rng.uniform(tiny, -8, len(x[::4]))
+    x[k : 2 * k] *= np.where(rng.random(k) < 0.5, -1.0, 1.0)
+    return np.stack([v, x])
+
+
+_BESSEL_REAL_EDGES = (0.0, 0.0, 1.0, 0.0, -0.5, 0.0, -1.5, 0.0, -2.0, 0.0, 0.5, 1e-300, 0.0, np.inf, 2.5, np.inf,
+                      3.0, -np.inf, np.nan, 1.0, 1.0, np.nan, np.inf, 1.0, -np.inf, 1.0, 3.0, -2.0, 2.5, -2.0,
+                      0.5, 1e5, 0.0, 2.0, 0.0, 1.9999999999999998, 0.3, 32.0, 5.5, 30.25, 5.5, 30.5, 0.5, 1.0,
+                      -0.5, 1.0, 100.0, 1e4, 1e3, 1e3, 0.25, 1e300, 7.0, 1e-10, -7.0, 1e-10)
+CASES += [
+    Case("ive", pt.ive, real(_ive), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES),
+    Case("kve", pt.kve, real(_kve), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES),
+]  # fmt: skip
 BY_NAME = {c.name: c for c in CASES}
 
 

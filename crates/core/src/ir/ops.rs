@@ -293,6 +293,10 @@ pub enum ScalarOp {
     J0,
     /// The Bessel function of the first kind, order 1.
     J1,
+    /// `ive(v, x) = exp(-|x|) I_v(x)`, real order (lower/scalar_math/bessel_real.rs).
+    Ive,
+    /// `kve(v, x) = exp(x) K_v(x)`, real order.
+    Kve,
     // End of issue 3's Bessel block.
     Composite(Box<ScalarGraph>),
     /// `ScalarLoop` (and its subclasses): an inner scalar graph iterated `n_steps` times.
@@ -436,6 +440,8 @@ impl ScalarOp {
             "I1" => I1,
             "J0" => J0,
             "J1" => J1,
+            "Ive" => Ive,
+            "Kve" => Kve,
             // End of issue 3's Bessel block.
             _ => return None,
         })
@@ -664,7 +670,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
     "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
-    "Owens_t", "Hyp2F1",
+    "Owens_t", "Hyp2F1", "Ive", "Kve",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

@@ -6,7 +6,8 @@ use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{
-    bessel, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t, polygamma, trig,
+    bessel, bessel_real, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t,
+    polygamma, trig,
 };
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
@@ -265,6 +266,8 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::I1 => own_math(b, &ins[0], out, bessel::i1)?,
         ScalarOp::J0 => own_math(b, &ins[0], out, bessel::j0)?,
         ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
+        ScalarOp::Ive => own_math2(b, &ins[0], &ins[1], out, bessel_real::ive)?,
+        ScalarOp::Kve => own_math2(b, &ins[0], &ins[1], out, bessel_real::kve)?,
         ScalarOp::GammaInc => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammainc)?,
         ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
         ScalarOp::GammaIncInv => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma_inv::gammaincinv)?,

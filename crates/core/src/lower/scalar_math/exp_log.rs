@@ -19,8 +19,8 @@
 use super::{PerType, F};
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
 
-const LN2_HI: PerType = (std::f64::consts::LN_2, std::f32::consts::LN_2 as f64);
-const LN2_LO: PerType = (2.3190468138462996e-17, -1.9046542121259336e-09);
+pub(super) const LN2_HI: PerType = (std::f64::consts::LN_2, std::f32::consts::LN_2 as f64);
+pub(super) const LN2_LO: PerType = (2.3190468138462996e-17, -1.9046542121259336e-09);
 const INV_LN2_HI: PerType = (std::f64::consts::LOG2_E, std::f32::consts::LOG2_E as f64);
 const INV_LN2_LO: PerType = (2.0355273740931033e-17, 1.925963033500011e-08);
 const INV_LN10_HI: PerType = (std::f64::consts::LOG10_E, std::f32::consts::LOG10_E as f64);

@@ -1,0 +1,823 @@
+//! The modified Bessel functions of real order, exponentially scaled as PyTensor's (and
+//! scipy's) `ive(v, x) = exp(-|x|) I_v(x)` and `kve(v, x) = exp(x) K_v(x)`.
+//!
+//! ## The method (Temme 1975; Thompson and Barnett 1986; as described in Numerical Recipes'
+//! `bessik`, written here in our own code)
+//!
+//! For an order n >= 0 and 0 < x < inf, with n = nl + mu, nl = floor(n + 1/2), |mu| <= 1/2:
+//!
+//! - K_mu and K_mu+1: below x = 1/2 Temme's series (its Gamma1 and Gamma2 from the Taylor
+//!   series of 1/Gamma(1 + z), `scripts/bessel_real_constants.py`; (2/x)^mu, cosh and sinh
+//!   of sigma = mu ln(2/x) from a logarithm carried in two floats, so that tiny x, where
+//!   sigma reaches 370, loses nothing to its rounding); up to 20 the ratio K_mu+1 / K_mu
+//!   from CF2 (Thompson and Barnett's form, evaluated from its tail) and I_mu, I_mu+1 from
+//!   their series, through the Wronskian (`k_mid`); from 20 on Hankel's expansions of
+//!   K_mu and K_mu+1 (Steed's summation of CF2, tried there first, collected 5 ULP at
+//!   x = 14). K_n by the upward recurrence K_j+1 = 2j/x K_j + K_j-1 (stable for K), in
+//!   two floats, stopped where it overflows (K_n does too).
+//! - I: the continued fraction CF1 for r = I_n+1 / I_n (from its tail, see `i_ratio`) and
+//!   the Wronskian I_n (K_n+1 + r K_n) = 1/x, which gives exp(-x) I_n from the scaled K's.
+//!   Where K_n+1 overflows: the downward recurrence of the ratios r_j-1 = x / (2j + x r_j)
+//!   to r_mu, the Wronskian at mu, and I_n = I_mu times the product of the ratios (as the
+//!   exponential of a sum of logarithms in two floats). Below x = 1e-8 (1e-4 in f32) I_mu
+//!   is its series' first two terms, (x/2)^mu / Gamma(1 + mu) (1 + x^2 / (4 (1 + mu))):
+//!   K_mu+1 may overflow there.
+//! - Large x (x >= 32 and x >= n^2): Hankel's expansions, summed to the working precision
+//!   (the terms decrease from the first while x >= n^2): sqrt(2 pi x) ive = sum (-1)^k
+//!   a_k / x^k and sqrt(2x/pi) kve = sum a_k / x^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) /
+//!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
+//!
+//! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
+//! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
+//! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
+//! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
+//! never a wrong value. With I, K runs scaled by 2^-64 so that the reflection term of
+//! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
+//!
+//! ## Special values and negative arguments (as scipy where scipy gives the function)
+//!
+//! - K_-v = K_v; I_-v = I_v + (2/pi) sin(v pi) K_v (I_-n = I_n for an integer n).
+//! - x < 0: I of an integer order has parity (-1)^v; of any other order, and K, nan.
+//! - x = 0: ive(0, 0) = 1, ive(v, 0) = 0 for v > 0 or a negative integer, +-inf for other
+//!   negative v (the sign of 1/Gamma(1 + v): scipy gives nan); kve(v, 0) = inf.
+//! - x = +-inf: 0 (scipy: nan; the limit of exp(-x) I_v(x) and exp(x) K_v(x) is 0), signed
+//!   by the parity for x = -inf; huge finite x likewise (scipy: nan from about 1e10 on).
+//! - v = +inf: ive = 0, kve = inf for 0 < x < inf; v = -inf: ive nan (I_-v oscillates).
+//!   scipy gives nan for both. A nan argument gives nan (scipy's kve(nan, 0) is inf).
+
+use super::erf::poly;
+use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
+use super::trig;
+use super::{PerType, F};
+use crate::mlir::{Arith, Block, CmpF, Value};
+
+/// 1/Gamma(1 + z) = sum c[k] z^k, k < 22 (scripts/bessel_real_constants.py).
+const RGAMMA1P: [f64; 22] = [
+    1.0,
+    0.5772156649015329,
+    -0.6558780715202539,
+    -0.04200263503409524,
+    0.16653861138229148,
+    -0.04219773455554433,
+    -0.009621971527876973,
+    0.0072189432466631,
+    -0.0011651675918590652,
+    -0.00021524167411495098,
+    0.0001280502823881162,
+    -2.013485478078824e-05,
+    -1.2504934821426706e-06,
+    1.133027231981696e-06,
+    -2.056338416977607e-07,
+    6.116095104481416e-09,
+    5.002007644469223e-09,
+    -1.18127457048702e-09,
+    1.0434267116911005e-10,
+    7.782263439905071e-12,
+    -3.696805618642206e-12,
+    5.100370287454476e-13,
+];
+
+/// The unit roundoff per type: the loops stop once a term changes the sum by less.
+const EPS: PerType = (1.1102230246251565e-16, 5.960464477539063e-08);
+/// The loops' iteration cap per type.
+const MAX_ITER: PerType = (100000.0, 10000.0);
+/// Temme's series below TEMME_X, CF2's ratio with I's series (`k_mid`) up to HANKEL_MU_X,
+/// Hankel's expansions of K_mu and K_mu+1 from it (at x = 20 the smallest term, about
+/// e^-2x, is 4e-18).
+const TEMME_X: f64 = 0.5;
+const HANKEL_MU_X: f64 = 20.0;
+/// Hankel's expansions from x >= max(HANKEL_X, n^2).
+const HANKEL_X: f64 = 32.0;
+/// Hankel's expansions stop after this many terms (at x = 20, n = 0, about 32 reach 1e-17).
+const HANKEL_TERMS: f64 = 64.0;
+/// Below this x, I_mu is its series' first two terms.
+const TINY_X: PerType = (1e-8, 1e-4);
+/// The product of the ratios is kept above 2^-SCALE (LOW) by multiplying by 2^SCALE (UP).
+const SCALE: PerType = (600.0, 60.0);
+const LOW: PerType = (2.409919865102884e-181, 8.673617379884035e-19);
+const UP: PerType = (4.149515568880993e+180, 1.152921504606847e+18);
+/// With I, K runs scaled by this (2^-64, 2^-16 in f32) and its inverse: I_-n's reflection
+/// term (2/pi) sin(n pi) K_n stays finite where K_n alone overflows and the term does not.
+const K_SCALE: PerType = (5.421010862427522e-20, 1.52587890625e-05);
+const K_UNSCALE: PerType = (1.8446744073709552e+19, 65536.0);
+/// 1/sqrt(2 pi) and sqrt(pi/2).
+const INV_SQRT_2PI: f64 = 0.3989422804014327;
+const SQRT_PI_2: f64 = 1.2533141373155003;
+
+
+
+
+/// ive(n, x) and kve(n, x) for 0 <= n < inf, 0 < x < inf (other lanes get stand-ins), and
+/// whether every loop finished before its cap.
+struct Ik {
+    i: Value,
+    /// kve(n, x), times K_SCALE when I is wanted too.
+    k: Value,
+    ok: Value,
+}
+
+/// (Gamma1(mu), Gamma2(mu)) of Temme's series: the odd part of 1/Gamma(1 + z) over -z,
+/// and its even part.
+fn temme_gammas(f: &mut F, mu: &Value) -> (Value, Value) {
+    let odd: Vec<f64> = RGAMMA1P.iter().skip(1).step_by(2).map(|c| -c).collect();
+    let even: Vec<f64> = RGAMMA1P.iter().step_by(2).copied().collect();
+    let mu2 = f.mul(mu, mu);
+    let g1 = poly(f, &odd, &mu2);
+    let g2 = poly(f, &even, &mu2);
+    (g1, g2)
+}
+
+/// sigma = mu ln(2/x) to about twice the precision, as (hi, lo), and ln(2/x) rounded.
+fn sigma(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
+    let (l_hi, l_lo) = log_dd(f, x);
+    let ln2_hi = f.k(LN2_HI);
+    let ln2_lo = f.k(LN2_LO);
+    let minus_l = f.neg(&l_hi);
+    let (d_hi, d_e) = f.two_sum(&ln2_hi, &minus_l);
+    let d_low = f.sub(&ln2_lo, &l_lo);
+    let d_low = f.add(&d_e, &d_low);
+    let (d_hi, d_lo) = f.fast_two_sum(&d_hi, &d_low);
+    let (s_hi, s_e) = f.two_prod(mu, &d_hi);
+    let s_low = f.fma(mu, &d_lo, &s_e);
+    let (s_hi, s_lo) = f.fast_two_sum(&s_hi, &s_low);
+    (s_hi, s_lo, d_hi)
+}
+
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) by Temme's series, 0 < x < 1/2, |mu| <= 1/2; and
+/// whether it converged.
+/// Lanes where `active` is false stop the loop after one step.
+fn k_temme(f: &mut F, mu: &Value, x: &Value, active: &Value) -> (Value, Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let (g1, g2) = temme_gammas(f, mu);
+    let mu_g1 = f.mul(mu, &g1);
+    let gampl = f.sub(&g2, &mu_g1); // 1/Gamma(1 + mu)
+    let gammi = f.add(&g2, &mu_g1); // 1/Gamma(1 - mu)
+    let (s_hi, s_lo, d) = sigma(f, mu, x);
+    // cosh and sinh of s_hi + s_lo to first order in s_lo.
+    let ch = cosh(f.b, &s_hi);
+    let sh = sinh(f.b, &s_hi);
+    let ch = f.fma(&sh, &s_lo, &ch);
+    let sh_full = f.fma(&ch, &s_lo, &sh);
+    // sinh(sigma)/sigma * ln(2/x) = sinh(sigma)/mu (ln(2/x) at mu = 0).
+    let mu_zero = f.cmp(CmpF::Oeq, mu, &zero);
+    let mu_safe = f.sel(&mu_zero, &one, mu);
+    let sh_mu = f.div(&sh_full, &mu_safe);
+    let sh_mu = f.sel(&mu_zero, &d, &sh_mu);
+    // mu pi / sin(mu pi).
+    let pi = f.c(std::f64::consts::PI);
+    let pimu = f.mul(&pi, mu);
+    let s = trig::sin(f.b, &pimu);
+    let s_safe = f.sel(&mu_zero, &one, &s);
+    let fact = f.div(&pimu, &s_safe);
+    let fact = f.sel(&mu_zero, &one, &fact);
+    let a = f.mul(&g1, &ch);
+    let ff = f.fma(&g2, &sh_mu, &a);
+    let ff = f.mul(&fact, &ff);
+    // (2/x)^mu = exp(sigma) to first order in s_lo, and its reciprocal.
+    let e = f.exp(&s_hi);
+    let e = f.fma(&e, &s_lo, &e);
+    let minus_s = f.neg(&s_hi);
+    let e_inv = f.exp(&minus_s);
+    let minus_lo = f.neg(&s_lo);
+    let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+    let p = f.mul(&half, &e);
+    let p = f.div(&p, &gampl);
+    let q = f.mul(&half, &e_inv);
+    let q = f.div(&q, &gammi);
+    let x2 = f.mul(x, &half);
+    let dd = f.mul(&x2, &x2);
+    let dd = f.sel(active, &dd, &zero);
+    let ty = f.ty;
+    let mu_in = mu.clone();
+    let big = f.c(1.0);
+    let done = f.b.scf_while(
+        &[zero.clone(), ff.clone(), p.clone(), q, one.clone(), ff, p, big],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let (i, sum, del) = (&v[0], &v[5], &v[7]);
+            let eps = g.k(EPS);
+            let limit = g.k(MAX_ITER);
+            let asum = g.abs(sum);
+            let small = g.mul(&asum, &eps);
+            let adel = g.abs(del);
+            let going = g.cmp(CmpF::Oge, &adel, &small);
+            let under = g.cmp(CmpF::Olt, i, &limit);
+            g.and(&going, &under)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (i, ff, p, q, c, sum, sum1) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]);
+            let one = g.c(1.0);
+            let i = g.add(i, &one);
+            let mu2 = g.mul(&mu_in, &mu_in);
+            let ii = g.mul(&i, &i);
+            let den = g.sub(&ii, &mu2);
+            let pq = g.add(p, q);
+            let num = g.fma(&i, ff, &pq);
+            let ff = g.div(&num, &den);
+            let r = g.div(&dd, &i);
+            let c = g.mul(c, &r);
+            let im = g.sub(&i, &mu_in);
+            let p = g.div(p, &im);
+            let ip = g.add(&i, &mu_in);
+            let q = g.div(q, &ip);
+            let del = g.mul(&c, &ff);
+            let sum = g.add(sum, &del);
+            let iff = g.mul(&i, &ff);
+            let h = g.sub(&p, &iff);
+            let del1 = g.mul(&c, &h);
+            let sum1 = g.add(sum1, &del1);
+            vec![i, ff, p, q, c, sum, sum1, del]
+        },
+    );
+    let limit = f.k(MAX_ITER);
+    let ok = f.cmp(CmpF::Olt, &done[0], &limit);
+    let ex = f.exp(x);
+    let k0 = f.mul(&done[5], &ex);
+    let two = f.c(2.0);
+    let s1 = f.mul(&done[6], &two);
+    let k1 = f.div(&s1, x);
+    let k1 = f.mul(&k1, &ex);
+    (k0, k1, ok)
+}
+
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x) for 1/2 <= x < 20, |mu| <= 1/2, from the Wronskian
+/// I_mu K_mu+1 + I_mu+1 K_mu = 1/x: K_mu = 1 / (x (I_mu rho + I_mu+1)), every term positive,
+/// with rho = K_mu+1 / K_mu by CF2's continued fraction evaluated from its tail (depth
+/// 40 + 120/sqrt(x); half of it gave the same results) and I_mu, I_mu+1 by their power
+/// series (positive terms). Near x = 2 Temme's series cancels (25 to 50 ULP in a float64
+/// model) and Steed's summation of CF2 collects rounding over 80 to 100 steps (9 to 13
+/// ULP); this stays within 6.
+/// Lanes where `active` is false skip both loops (their results are not used).
+fn k_mid(f: &mut F, mu: &Value, x: &Value, active: &Value) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let two = f.c(2.0);
+    let root = f.sqrt(x);
+    let c1 = f.c(120.0);
+    let depth = f.div(&c1, &root);
+    let c0 = f.c(40.0);
+    let depth = f.add(&depth, &c0);
+    let depth = f.floor(&depth);
+    let depth = f.sel(active, &depth, &one);
+    let ty = f.ty;
+    let (mu_in, x_in) = (mu.clone(), x.clone());
+    // t_i-1 = a_i / (b_i + t_i), a_i = mu^2 - (i - 1/2)^2, b_i = 2 (x + i), down to i = 2.
+    let tail = f.b.scf_while(
+        &[depth, zero.clone()],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let one = g.c(1.0);
+            g.cmp(CmpF::Ogt, &v[0], &one)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (i, t) = (&v[0], &v[1]);
+            let one = g.c(1.0);
+            let half = g.c(0.5);
+            let two = g.c(2.0);
+            let ih = g.sub(i, &half);
+            let lo = g.sub(&mu_in, &ih);
+            let hi = g.add(&mu_in, &ih);
+            let a = g.mul(&lo, &hi);
+            let xi = g.add(&x_in, i);
+            let b = g.mul(&two, &xi);
+            let den = g.add(&b, t);
+            let t = g.div(&a, &den);
+            let i = g.sub(i, &one);
+            vec![i, t]
+        },
+    );
+    let xp1 = f.add(x, &one);
+    let b1 = f.mul(&two, &xp1);
+    let den = f.add(&b1, &tail[1]);
+    let h = f.div(&one, &den);
+    let quarter = f.c(0.25);
+    let mu2 = f.mul(mu, mu);
+    let a1 = f.sub(&quarter, &mu2);
+    // rho = (mu + x + 1/2 - a1 h) / x.
+    let rho = f.add(mu, x);
+    let rho = f.add(&rho, &half);
+    let ah = f.mul(&a1, &h);
+    let rho = f.sub(&rho, &ah);
+    let rho = f.div(&rho, x);
+    // I_mu = (x/2)^mu / Gamma(1 + mu) s0 and I_mu+1 = (x/2)^(mu+1) / Gamma(2 + mu) s1, with
+    // s_nu = sum_k (x^2/4)^k / (k! (nu+1)_k).
+    let z = f.mul(x, x);
+    let quarter = f.c(0.25);
+    let z = f.mul(&z, &quarter);
+    let z = f.sel(active, &z, &zero);
+    let mu1 = f.add(mu, &one);
+    let mu_in = mu.clone();
+    let sums = f.b.scf_while(
+        &[zero.clone(), one.clone(), one.clone(), one.clone(), one.clone()],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let eps = g.k(EPS);
+            let small = g.mul(&v[2], &eps);
+            g.cmp(CmpF::Ogt, &v[1], &small)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (k, t0, s0, t1, s1) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
+            let one = g.c(1.0);
+            let k = g.add(k, &one);
+            let zk = g.div(&z, &k);
+            let n0 = g.add(&mu_in, &k);
+            let r0 = g.div(&zk, &n0);
+            let t0 = g.mul(t0, &r0);
+            let s0 = g.add(s0, &t0);
+            let n1 = g.add(&n0, &one);
+            let r1 = g.div(&zk, &n1);
+            let t1 = g.mul(t1, &r1);
+            let s1 = g.add(s1, &t1);
+            vec![k, t0, s0, t1, s1]
+        },
+    );
+    let (g1, g2) = temme_gammas(f, mu);
+    let mu_g1 = f.mul(mu, &g1);
+    let gampl = f.sub(&g2, &mu_g1);
+    let (s_hi, s_lo, _) = sigma(f, mu, x);
+    let minus_s = f.neg(&s_hi);
+    let e_inv = f.exp(&minus_s);
+    let minus_lo = f.neg(&s_lo);
+    let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+    let lead = f.mul(&e_inv, &gampl);
+    let i0 = f.mul(&lead, &sums[2]);
+    let x2 = f.mul(x, &half);
+    let lead1 = f.mul(&lead, &x2);
+    let lead1 = f.div(&lead1, &mu1);
+    let i1 = f.mul(&lead1, &sums[4]);
+    let den = f.fma(&i0, &rho, &i1);
+    let den = f.mul(&den, x);
+    let ex = f.exp(x);
+    let k0 = f.div(&ex, &den);
+    let k1 = f.mul(&k0, &rho);
+    (k0, k1)
+}
+
+/// r = I_n+1(x) / I_n(x), the continued fraction CF1 evaluated from its tail: the
+/// downward recurrence r_k-1 = x / (2k + x r_k) from r = 0 at k = n + m. Where x > k the
+/// ratios are near 1 and an error at k = n + m shrinks by about (I_n+m / I_n)^2, about
+/// exp(-((n+m)^2 - n^2) / x) for large x; m = floor(sqrt(n^2 + 50 x) - n) + 16 makes that below
+/// e^-50 (checked against mpmath at 3,000 points up to x = 1e5: 5 ULP at most, the
+/// rounding of the steps themselves). Unlike Lentz's forward evaluation, whose product
+/// of about x factors collects their rounding (13 ULP seen), this recurrence damps it.
+/// Also whether m is within the iteration cap.
+/// Lanes where `active` is false skip the loop.
+fn i_ratio(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let fifty = f.c(50.0);
+    let extra = f.c(16.0);
+    let nn = f.mul(n, n);
+    let t = f.mul(&fifty, x);
+    let s = f.add(&nn, &t);
+    let s = f.sqrt(&s);
+    let s = f.add(&s, n);
+    let m = f.div(&t, &s);
+    let m = f.floor(&m);
+    let m = f.add(&m, &extra);
+    let limit = f.k(MAX_ITER);
+    let ok = f.cmp(CmpF::Olt, &m, &limit);
+    let m = f.sel(&ok, &m, &extra);
+    let m = f.sel(active, &m, &zero);
+    let (r, _, _) = ratios_down(f, n, &m, x, &zero, false);
+    (r, ok)
+}
+
+/// The ratios r_j = I_j+1 / I_j from r at j = base + steps down to r at base: r_j-1 =
+/// x q_j, q_j = 1 / (2j + x r_j) (no 2j / x to overflow at subnormal x); with `product`,
+/// also the product of the q's, I_base+steps / I_base = x^steps prod q, as (p, count),
+/// p 2^-count (kept in range by powers of two; each q is at least 1/(2j + 2j), so p q
+/// never underflows).
+fn ratios_down(f: &mut F, base: &Value, steps: &Value, x: &Value, r: &Value, product: bool) -> (Value, Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let ty = f.ty;
+    let (base_in, x_in) = (base.clone(), x.clone());
+    let done = f.b.scf_while(
+        &[steps.clone(), r.clone(), one, zero],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let zero = g.c(0.0);
+            g.cmp(CmpF::Ogt, &v[0], &zero)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (j, r, p, count) = (&v[0], &v[1], &v[2], &v[3]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            let nu = g.add(&base_in, j);
+            let nu2 = g.mul(&two, &nu);
+            let den = g.fma(&x_in, r, &nu2);
+            let q = g.div(&one, &den);
+            let r = g.mul(&x_in, &q);
+            let j = g.sub(j, &one);
+            if !product {
+                return vec![j, r, p.clone(), count.clone()];
+            }
+            let p = g.mul(p, &q);
+            // Keep p in range: times 2^SCALE below 2^-SCALE.
+            let scale = g.k(SCALE);
+            let up_factor = g.k(UP);
+            let up = g.mul(&p, &up_factor);
+            let low = g.k(LOW);
+            let is_low = g.cmp(CmpF::Olt, &p, &low);
+            let p = g.sel(&is_low, &up, &p);
+            let more = g.add(count, &scale);
+            let count = g.sel(&is_low, &more, count);
+            vec![j, r, p, count]
+        },
+    );
+    (done[1].clone(), done[2].clone(), done[3].clone())
+}
+
+/// Hankel's sums (sqrt(2 pi x) ive, sqrt(2x/pi) kve) for x >= 20, x >= n^2; and whether
+/// they reached the working precision within HANKEL_TERMS.
+fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let ty = f.ty;
+    let (n_in, x_in) = (n.clone(), x.clone());
+    // (k, t, sum_i, sum_k)
+    let done = f.b.scf_while(
+        &[zero, one.clone(), one.clone(), one],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let (k, t, si) = (&v[0], &v[1], &v[2]);
+            let eps = g.k(EPS);
+            let limit = g.c(HANKEL_TERMS);
+            let at = g.abs(t);
+            let asi = g.abs(si);
+            let small = g.mul(&asi, &eps);
+            let going = g.cmp(CmpF::Ogt, &at, &small);
+            let under = g.cmp(CmpF::Olt, k, &limit);
+            g.and(&going, &under)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (k, t, si, sk) = (&v[0], &v[1], &v[2], &v[3]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            let eight = g.c(8.0);
+            let k = g.add(k, &one);
+            // (4n^2 - (2k-1)^2) as (2n - (2k-1)) (2n + (2k-1)): exact zeros at half-integers.
+            let minus_one = g.c(-1.0);
+            let odd = g.fma(&two, &k, &minus_one);
+            let n2 = g.mul(&two, &n_in);
+            let lo = g.sub(&n2, &odd);
+            let hi = g.add(&n2, &odd);
+            let num = g.mul(&lo, &hi);
+            let k8 = g.mul(&eight, &k);
+            let den = g.mul(&k8, &x_in);
+            let ratio = g.div(&num, &den);
+            let t = g.mul(t, &ratio);
+            let sk = g.add(sk, &t);
+            let minus_t = g.neg(&t);
+            // (-1)^k t: k odd subtracts.
+            let half = g.c(0.5);
+            let hk = g.mul(&k, &half);
+            let fl = g.floor(&hk);
+            let even = g.cmp(CmpF::Oeq, &fl, &hk);
+            let signed = g.sel(&even, &t, &minus_t);
+            let si = g.add(si, &signed);
+            vec![k, t, si, sk]
+        },
+    );
+    let limit = f.c(HANKEL_TERMS);
+    let ok = f.cmp(CmpF::Olt, &done[0], &limit);
+    (done[2].clone(), done[3].clone(), ok)
+}
+
+/// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
+/// `i` is a stand-in).
+fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    // Hankel's region, x >= max(32, n^2); stand-ins elsewhere stop the sum at once (n = 1/2).
+    let hx = f.c(HANKEL_X);
+    let n2 = f.mul(n, n);
+    let bound = f.b.arith(Arith::MaximumF, &hx, &n2);
+    let in_hankel = f.cmp(CmpF::Oge, x, &bound);
+    let n_h = f.sel(&in_hankel, n, &half);
+    let x_h = f.sel(&in_hankel, x, &hx);
+    let (si, sk, h_ok) = hankel(f, &n_h, &x_h);
+    let root = f.sqrt(x);
+    let ci = f.c(INV_SQRT_2PI);
+    let ck = f.c(SQRT_PI_2);
+    let i_h = f.mul(&si, &ci);
+    let i_h = f.div(&i_h, &root);
+    let k_h = f.mul(&sk, &ck);
+    let k_h = f.div(&k_h, &root);
+    // Elsewhere n = nl + mu; nl past the cap is left to the nan of `ok`.
+    let limit = f.k(MAX_ITER);
+    let n_r = f.sel(&in_hankel, &zero, n);
+    let x_r = f.sel(&in_hankel, &one, x);
+    let nh = f.add(&n_r, &half);
+    let nl = f.floor(&nh);
+    let too_many = f.cmp(CmpF::Ogt, &nl, &limit);
+    let nl = f.sel(&too_many, &zero, &nl);
+    let n_r = f.sel(&too_many, &zero, &n_r);
+    let mu = f.sub(&n_r, &nl);
+    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 20, Hankel's from 20 (stand-ins x =
+    // 1/4, 1 and 20 for the others).
+    let t_x = f.c(TEMME_X);
+    let s_x = f.c(HANKEL_MU_X);
+    let quarter = f.c(0.25);
+    let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
+    let is_hankel_mu = f.cmp(CmpF::Oge, &x_r, &s_x);
+    let x_t = f.sel(&is_temme, &x_r, &quarter);
+    let x_s = f.sel(&is_hankel_mu, &x_r, &s_x);
+    let is_mid = f.or(&is_temme, &is_hankel_mu);
+    let is_mid = f.not(&is_mid);
+    let x_m = f.sel(&is_mid, &x_r, &one);
+    let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t, &is_temme);
+    let (km0, km1) = k_mid(f, &mu, &x_m, &is_mid);
+    // (Order 1/2 stops Hankel's sums at once where they are not used.)
+    let mu_h = f.sel(&is_hankel_mu, &mu, &half);
+    let (_, sk0, s_ok0) = hankel(f, &mu_h, &x_s);
+    let mu1 = f.add(&mu, &one);
+    let mu1_h = f.sel(&is_hankel_mu, &mu1, &half);
+    let (_, sk1, s_ok1) = hankel(f, &mu1_h, &x_s);
+    let s_ok = f.and(&s_ok0, &s_ok1);
+    let root_s = f.sqrt(&x_s);
+    let ks0 = f.mul(&sk0, &ck);
+    let ks0 = f.div(&ks0, &root_s);
+    let ks1 = f.mul(&sk1, &ck);
+    let ks1 = f.div(&ks1, &root_s);
+    let k0 = f.sel(&is_temme, &kt0, &km0);
+    let k1 = f.sel(&is_temme, &kt1, &km1);
+    let k0 = f.sel(&is_hankel_mu, &ks0, &k0);
+    let k1 = f.sel(&is_hankel_mu, &ks1, &k1);
+    let k_scale = if want_i { f.k(K_SCALE) } else { one.clone() };
+    let k0_s = f.mul(&k0, &k_scale);
+    let k1_s = f.mul(&k1, &k_scale);
+    // Upward to K_n, stopping where it overflows; in two floats (each step's roundings
+    // would otherwise add up: kve(33.8, 0.345), 34 steps, was 8 ULP off).
+    let ty = f.ty;
+    let (mu_in, x_in, nl_in) = (mu.clone(), x_r.clone(), nl.clone());
+    let up = f.b.scf_while(
+        &[zero.clone(), k0_s, zero.clone(), k1_s, zero.clone()],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let inf = g.c(f64::INFINITY);
+            let (j, b) = (&v[0], &v[3]);
+            let going = g.cmp(CmpF::Olt, j, &nl_in);
+            let finite = g.cmp(CmpF::Olt, b, &inf);
+            g.and(&going, &finite)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (j, a_hi, a_lo, b_hi, b_lo) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            let zero = g.c(0.0);
+            let inf = g.c(f64::INFINITY);
+            let j = g.add(j, &one);
+            let nu = g.add(&mu_in, &j);
+            let nu2 = g.mul(&two, &nu);
+            // c = 2 nu / x as c_hi + c_lo.
+            let c_hi = g.div(&nu2, &x_in);
+            let minus_c = g.neg(&c_hi);
+            let rem = g.fma(&minus_c, &x_in, &nu2);
+            let c_lo = g.div(&rem, &x_in);
+            // c b + a.
+            let (p, pe) = g.two_prod(&c_hi, b_hi);
+            let pe = g.fma(&c_hi, b_lo, &pe);
+            let pe = g.fma(&c_lo, b_hi, &pe);
+            let (s, se) = g.two_sum(&p, a_hi);
+            let low = g.add(&pe, a_lo);
+            let se = g.add(&se, &low);
+            let (n_hi, n_lo) = g.fast_two_sum(&s, &se);
+            // Past overflow (or 2 nu / x itself infinite at subnormal x): inf.
+            let finite = g.cmp(CmpF::Olt, &n_hi, &inf);
+            let n_hi = g.sel(&finite, &n_hi, &inf);
+            let n_lo = g.sel(&finite, &n_lo, &zero);
+            vec![j, b_hi.clone(), b_lo.clone(), n_hi, n_lo]
+        },
+    );
+    let inf = f.c(f64::INFINITY);
+    let reached = f.cmp(CmpF::Oge, &up[0], &nl);
+    let k_n = f.add(&up[1], &up[2]);
+    let k_r = f.sel(&reached, &k_n, &inf);
+    let k_h = f.mul(&k_h, &k_scale);
+    let k = f.sel(&in_hankel, &k_h, &k_r);
+    let mut ok = f.and(&t_ok, &s_ok);
+    let not_too_many = f.not(&too_many);
+    ok = f.and(&ok, &not_too_many);
+    let i = if want_i {
+        let not_hankel = f.not(&in_hankel);
+        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &not_hankel);
+        let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
+        // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
+        let den = f.fma(&r_mu, &k0, &k1);
+        let den = f.mul(&den, &x_r);
+        let i_mu = f.div(&one, &den);
+        let (g1, g2) = temme_gammas(f, &mu);
+        let mu_g1 = f.mul(&mu, &g1);
+        let gampl = f.sub(&g2, &mu_g1);
+        let (s_hi, s_lo, _) = sigma(f, &mu, &x_r);
+        let minus_s = f.neg(&s_hi);
+        let e_inv = f.exp(&minus_s);
+        let minus_lo = f.neg(&s_lo);
+        let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+        let xx = f.mul(&x_r, &x_r);
+        let mu1 = f.add(&mu, &one);
+        let four = f.c(4.0);
+        let den = f.mul(&four, &mu1);
+        let corr = f.div(&xx, &den);
+        let lead = f.mul(&e_inv, &gampl);
+        let series = f.fma(&lead, &corr, &lead);
+        let mx = f.neg(&x_r);
+        let emx = f.exp(&mx);
+        let series = f.mul(&series, &emx);
+        let tiny = f.k(TINY_X);
+        let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
+        let i_mu = f.sel(&is_tiny, &series, &i_mu);
+        // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
+        // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
+        let (a_hi, a_lo) = log_dd(f, &i_mu);
+        let (b_hi, b_lo) = log_dd(f, &p);
+        let (lx_hi, lx_lo) = log_dd(f, &x_r);
+        let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
+        let c_lo = f.fma(&nl, &lx_lo, &c_e);
+        let minus_count = f.neg(&count);
+        let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
+        let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
+        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
+        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
+        let e = f.exp(&s_hi);
+        let i_n = f.fma(&e, &s_lo, &e);
+        // Where K_n+1 is finite, the Wronskian at n itself: the upward recurrence of K
+        // keeps its accuracy over many steps, the product of nl ratios does not (2e-15 at
+        // ive(100, 1000), against 2e-16 so).
+        let den_n = f.fma(&r, &up[1], &up[3]);
+        let den_lo = f.fma(&r, &up[2], &up[4]);
+        let den_n = f.add(&den_n, &den_lo);
+        let den_n = f.mul(&den_n, &x_r);
+        let i_w = f.div(&k_scale, &den_n);
+        let finite = f.cmp(CmpF::Olt, &den_n, &inf);
+        let not_tiny = f.not(&is_tiny);
+        let use_w = f.and(&finite, &reached);
+        let use_w = f.and(&use_w, &not_tiny);
+        let i_n = f.sel(&use_w, &i_w, &i_n);
+        ok = f.and(&ok, &r_ok);
+        f.sel(&in_hankel, &i_h, &i_n)
+    } else {
+        zero.clone()
+    };
+    let h_fail = f.not(&h_ok);
+    let h_fail = f.and(&h_fail, &in_hankel);
+    let not_h_fail = f.not(&h_fail);
+    ok = f.and(&ok, &not_h_fail);
+    Ik { i, k, ok }
+}
+
+/// a + b for numbers in two floats (hi, lo), to about twice the precision.
+fn dd_add(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value) {
+    let (s, e) = f.two_sum(a.0, b.0);
+    let lo = f.add(a.1, b.1);
+    let e = f.add(&e, &lo);
+    f.fast_two_sum(&s, &e)
+}
+
+/// Whether `v` is an integer (false for nan and infinities).
+fn is_integer(f: &mut F, v: &Value) -> Value {
+    let fl = f.floor(v);
+    let inf = f.c(f64::INFINITY);
+    let a = f.abs(v);
+    let finite = f.cmp(CmpF::Olt, &a, &inf);
+    let same = f.cmp(CmpF::Oeq, &fl, v);
+    f.and(&same, &finite)
+}
+
+/// Whether the integer-valued `v` is odd.
+fn is_odd(f: &mut F, v: &Value) -> Value {
+    let half = f.c(0.5);
+    let h = f.mul(v, &half);
+    let fl = f.floor(&h);
+    f.cmp(CmpF::Une, &fl, &h)
+}
+
+/// sin(n pi) for 0 <= n < inf: (-1)^nl sin(mu pi), n = nl + mu, so 0 at the integers.
+fn sin_pi(f: &mut F, n: &Value) -> Value {
+    let half = f.c(0.5);
+    let nh = f.add(n, &half);
+    let nl = f.floor(&nh);
+    let mu = f.sub(n, &nl);
+    let pi = f.c(std::f64::consts::PI);
+    let pimu = f.mul(&pi, &mu);
+    let s = trig::sin(f.b, &pimu);
+    let odd = is_odd(f, &nl);
+    let minus = f.neg(&s);
+    f.sel(&odd, &minus, &s)
+}
+
+/// `ive(v, x) = exp(-|x|) I_v(x)`.
+pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let inf = f.c(f64::INFINITY);
+    let nan = f.c(f64::NAN);
+    let n = f.abs(v);
+    let a = f.abs(x);
+    let regular_n = f.cmp(CmpF::Olt, &n, &inf);
+    let a_pos = f.cmp(CmpF::Ogt, &a, &zero);
+    let a_fin = f.cmp(CmpF::Olt, &a, &inf);
+    let regular = f.and(&regular_n, &a_pos);
+    let regular = f.and(&regular, &a_fin);
+    let n_r = f.sel(&regular, &n, &zero);
+    let a_r = f.sel(&regular, &a, &one);
+    let parts = ik(f, &n_r, &a_r, true);
+    let v_int = is_integer(f, v);
+    // I_-n = I_n + (2/pi) sin(n pi) K_n: in scaled terms, + (2/pi) sin(n pi) kve e^-2x.
+    let s = sin_pi(f, &n_r);
+    let c = f.c(2.0 / std::f64::consts::PI);
+    let cs = f.mul(&c, &s);
+    let minus_2a = f.mul(&a_r, &two);
+    let minus_2a = f.neg(&minus_2a);
+    let e = f.exp(&minus_2a);
+    let ke = f.mul(&parts.k, &e);
+    let term = f.mul(&cs, &ke);
+    let unscale = f.k(K_UNSCALE);
+    let reflected = f.fma(&term, &unscale, &parts.i);
+    let negative_v = f.cmp(CmpF::Olt, v, &zero);
+    let not_int = f.not(&v_int);
+    let use_reflection = f.and(&negative_v, &not_int);
+    let r = f.sel(&use_reflection, &reflected, &parts.i);
+    let ok = f.and(&parts.ok, &regular);
+    let r = f.sel(&ok, &r, &nan);
+    // x = 0: 1 at v = 0; 0 for v > 0 or an integer; else +-inf by the sign of 1/Gamma(1 + v)
+    // (+ where floor(v) is odd).
+    let v_zero = f.cmp(CmpF::Oeq, v, &zero);
+    let fl = f.floor(v);
+    let fl_odd = is_odd(f, &fl);
+    let minus_inf = f.c(f64::NEG_INFINITY);
+    let pole = f.sel(&fl_odd, &inf, &minus_inf);
+    let at_zero = f.sel(&use_reflection, &pole, &zero);
+    let at_zero = f.sel(&v_zero, &one, &at_zero);
+    let x_zero = f.cmp(CmpF::Oeq, x, &zero);
+    let r = f.sel(&x_zero, &at_zero, &r);
+    // x = +-inf (v finite) and v = +inf (x finite): 0.
+    let x_inf = f.not(&a_fin);
+    let x_inf = f.and(&x_inf, &regular_n);
+    let v_inf = f.cmp(CmpF::Oeq, v, &inf);
+    let v_inf = f.and(&v_inf, &a_fin);
+    let to_zero = f.or(&x_inf, &v_inf);
+    let r = f.sel(&to_zero, &zero, &r);
+    // x < 0: (-1)^v for an integer v, else nan (so too v = -inf, and nan arguments).
+    let x_neg = f.cmp(CmpF::Olt, x, &zero);
+    let odd = is_odd(f, v);
+    let odd = f.and(&odd, &v_int);
+    let flip = f.and(&x_neg, &odd);
+    let minus_r = f.neg(&r);
+    let r = f.sel(&flip, &minus_r, &r);
+    let bad_x = f.and(&x_neg, &not_int);
+    let v_minus_inf = f.cmp(CmpF::Oeq, v, &minus_inf);
+    let bad = f.or(&bad_x, &v_minus_inf);
+    let r = f.sel(&bad, &nan, &r);
+    let r = f.keep_nan(v, &r);
+    f.keep_nan(x, &r)
+}
+
+/// `kve(v, x) = exp(x) K_v(x)`.
+pub fn kve(b: &mut Block, v: &Value, x: &Value) -> Value {
+    let mut f = F::new(b, x);
+    let f = &mut f;
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let inf = f.c(f64::INFINITY);
+    let nan = f.c(f64::NAN);
+    let n = f.abs(v);
+    let regular_n = f.cmp(CmpF::Olt, &n, &inf);
+    let x_pos = f.cmp(CmpF::Ogt, x, &zero);
+    let x_fin = f.cmp(CmpF::Olt, x, &inf);
+    let regular = f.and(&regular_n, &x_pos);
+    let regular = f.and(&regular, &x_fin);
+    let n_r = f.sel(&regular, &n, &zero);
+    let x_r = f.sel(&regular, x, &one);
+    let parts = ik(f, &n_r, &x_r, false);
+    let ok = f.and(&parts.ok, &regular);
+    let r = f.sel(&ok, &parts.k, &nan);
+    // x = +inf: 0 for a finite order; v = +-inf: inf for 0 < x < inf; x = 0: inf.
+    let x_inf = f.cmp(CmpF::Oeq, x, &inf);
+    let to_zero = f.and(&x_inf, &regular_n);
+    let r = f.sel(&to_zero, &zero, &r);
+    let n_inf = f.not(&regular_n);
+    let to_inf = f.and(&n_inf, &x_fin);
+    let x_zero = f.cmp(CmpF::Oeq, x, &zero);
+    let to_inf = f.or(&to_inf, &x_zero);
+    let r = f.sel(&to_inf, &inf, &r);
+    // x < 0 (and nan arguments): nan.
+    let x_neg = f.cmp(CmpF::Olt, x, &zero);
+    let r = f.sel(&x_neg, &nan, &r);
+    let r = f.keep_nan(v, &r);
+    f.keep_nan(x, &r)
+}

@@ -1,0 +1,191 @@
+"""The modified Bessel functions of real order, ive(v, x) and kve(v, x)
+(lower/scalar_math/bessel_real.rs).
+
+PyTensor's Ive and Kve have no C code: the C backend runs their Python implementation,
+scipy's ive and kve, so "the C backend" below is scipy on the same points.
+
+- values: every pair of special and plain arguments in float64, float32 and integer
+  dtypes against the C backend, except where scipy gives nan and the function has a
+  value (x = +-inf and huge x, v = inf, negative non-integer v at x = 0: there the
+  reference is mpmath, `accuracy_cases._ive` and `_kve`) and scipy's kve(nan, 0) = inf
+  (ours nan: a nan argument gives nan).
+- accuracy: against mpmath (benchmarks/accuracy_cases.py) on random orders in [-60, 200]
+  and x log-uniform down to 1e-300: never a larger max error than the C backend's, and
+  within the bound below wherever the C backend is within 8 ULP.
+- past the loops' caps (orders beyond 1e5 outside Hankel's region): nan, never a wrong
+  value.
+- the gradient in x PyTensor builds (ive and kve of v +- 1) against the C backend.
+- on Vulkan (lavapipe) the float32 formulation (no float64 math) against the CPU mode.
+"""
+
+import os
+import sys
+
+import mpmath
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from conftest import assert_same, compile_both, vulkan_devices
+from test_elemwise import scalar_ops
+from ulp import exact, ulp_errors
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+from accuracy_cases import BY_NAME, points  # noqa: E402
+
+MAX_ULP = 8.0
+# float32 is computed in float64 and rounded once.
+MAX_ULP_WHERE_C_IS_ACCURATE = {"float32": 1.0, "float64": 8.0}
+
+NAN, INF = np.nan, np.inf
+V_VALUES = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, -0.5, 1.5, -1.5, -2.3, 2.3, 0.25, 30.0, 100.5, -40.7,
+                     1e-300, INF, -INF, NAN])  # fmt: skip
+X_VALUES = np.array([0.0, -0.0, 1.0, -1.0, -2.5, 2.0, 1.9999999999999998, 32.0, 1e-300, 5e-324, 1e-8, 0.1, 700.0,
+                     1e4, 1e10, 1e300, INF, -INF, NAN])  # fmt: skip
+
+
+def reference_fixes(name, v, x, want):
+    """`want` (the C backend's, scipy's) with mpmath's value where scipy gives nan and the
+    function has one, and at subnormal x (scipy's ive(0.5, 5e-324) is 0: the function is
+    1.8e-162); nan where an argument is nan (scipy's kve(nan, 0) = inf); I's parity
+    (-1)^v on the zeros at x = -inf (mpmath has no signed zero)."""
+    fn = BY_NAME[name].mpmath
+    want = want.copy()
+    with np.errstate(invalid="ignore"):
+        fill = np.isnan(want) | ((x != 0) & (np.abs(x) < np.finfo(want.dtype).tiny))
+    for i in np.flatnonzero(fill):
+        want[i] = float(exact(fn, [v[i]], [x[i]])[0])
+    want[np.isnan(v) | np.isnan(x)] = np.nan
+    if name == "ive":
+        with np.errstate(invalid="ignore"):
+            odd = np.isfinite(v) & (np.mod(v, 2) == 1)
+        want[fill & (want == 0) & (x < 0) & odd] = -0.0
+    return want
+
+
+def test_ive_and_kve_like_the_c_backend():
+    """Every pair of V_VALUES and X_VALUES, in float64, float32, and integer orders (int8
+    with float32 x, int64 with int64 x: PyTensor's output dtypes), against the C backend:
+    special values exactly (nan, infinities, zeros), finite values to rtol 1e-12 (1e-6 in
+    float32)."""
+    vv, xv = (g.ravel() for g in np.meshgrid(V_VALUES, X_VALUES))
+    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
+    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
+    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    outs = [pt.ive(v64, x64), pt.kve(v64, x64), pt.ive(v32, x32), pt.kve(v32, x32), pt.ive(vi8, x32),
+            pt.kve(vi8, x32), pt.ive(vi64, xi64), pt.kve(vi64, xi64)]  # fmt: skip
+    f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
+    assert {"Ive", "Kve"} <= scalar_ops(f)
+    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
+    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
+    with np.errstate(over="ignore", under="ignore"):
+        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    with np.errstate(all="ignore"):
+        got, want = f(*vals), ref(*vals)
+    assert [g.dtype for g in got] == [np.float64] * 2 + [np.float32] * 4 + [np.float64] * 2
+    args = [(vals[0], vals[1]), (vals[0], vals[1]), (vals[2], vals[3]), (vals[2], vals[3]), (ints, vals[3]),
+            (ints, vals[3]), (vals[5], xints), (vals[5], xints)]  # fmt: skip
+    failures = []
+    for k, (g, w, (v, x)) in enumerate(zip(got, want, args)):
+        name = "ive" if k % 2 == 0 else "kve"
+        w = reference_fixes(name, v.astype(g.dtype), x.astype(g.dtype), w).astype(g.dtype)
+        try:
+            assert_same(g, w, rtol=1e-6 if g.dtype == np.float32 else 1e-12, err_msg=f"output {k} ({name})")
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ive_and_kve_accuracy(dtype):
+    cases = [BY_NAME["ive"], BY_NAME["kve"]]
+    rng = np.random.default_rng(41)
+    v, x = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f, ref = compile_both([v, x], [c.pytensor(v, x) for c in cases])
+    vals = points(cases[0], dtype, 250, rng)
+    with np.errstate(all="ignore"):
+        got, c_got = f(*vals), ref(*vals)
+    report = []
+    for c, g, cg in zip(cases, got, c_got):
+        want = exact(c.mpmath, *vals)
+        errors, c_errors = ulp_errors(g, want, dtype), ulp_errors(cg, want, dtype)
+        bad = (c_errors <= MAX_ULP) & (errors > MAX_ULP_WHERE_C_IS_ACCURATE[dtype])
+        if bad.any():
+            i = int(np.argmax(np.where(bad, errors, -1)))
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(vals[:, i])!r} (got {g[i]!r}, want {float(want[i])!r}; C {c_errors[i]:.3g})")
+        if errors.max() > max(MAX_ULP, c_errors.max()):
+            i = int(np.argmax(errors))
+            report.append(f"{c.name}: max {errors[i]:.3g} ULP at {tuple(vals[:, i])!r}, C backend's max {c_errors.max():.3g}")
+    assert not report, "\n".join(report)
+
+
+def test_ive_and_kve_large_arguments():
+    """Hankel's region (x >= max(32, v^2)) up to huge x, and large orders: against mpmath
+    to 8 ULP; past the iteration cap (an order past 1e5 outside Hankel's region) nan,
+    never a wrong value."""
+    v = np.array([0.0, 0.5, 3.3, 100.0, 1000.0, 5.5, 0.0, 250.0, 800.0, 2e5, 2e5, -7.25])
+    x = np.array([1e300, 1e15, 1e8, 1e4, 1e6, 31.99, 32.0, 62400.0, 3e4, 10.0, 1e11, 1e12])
+    vv, xx = pt.dvector("v"), pt.dvector("x")
+    f = pytensor.function([vv, xx], [pt.ive(vv, xx), pt.kve(vv, xx)], mode="MLIR")
+    got_i, got_k = f(v, x)
+    finite = v < 1e5
+    for name, got in (("ive", got_i), ("kve", got_k)):
+        want = exact(BY_NAME[name].mpmath, v[finite], x[finite])
+        errors = ulp_errors(got[finite], want, "float64")
+        assert errors.max() <= MAX_ULP, (name, errors, v[finite][np.argmax(errors)], x[finite][np.argmax(errors)])
+    # Order 2e5 at x = 10 (outside Hankel's region, nl past the cap): nan; at x = 1e11 (x
+    # >= v^2: Hankel's): the value.
+    assert np.isnan(got_i[9]) and np.isnan(got_k[9])
+    for name, got in (("ive", got_i), ("kve", got_k)):
+        want = exact(BY_NAME[name].mpmath, v[10:11], x[10:11])
+        assert ulp_errors(got[10:11], want, "float64").max() <= MAX_ULP, name
+
+
+def test_ive_and_kve_gradient_like_the_c_backend():
+    """d/dx of ive and kve: PyTensor's pullbacks (ive of v - 1, v, v + 1 and the sign of
+    x; kve of v - 1 and the output), compiled in MLIR mode, against the C backend; and of
+    ive alone at negative x for integer orders (I's parity; kve is nan there)."""
+    v, x = pt.dvector("v"), pt.dvector("x")
+    cost = (pt.ive(v, x) + 3.0 * pt.kve(v, x)).sum()
+    (g,) = pytensor.grad(cost, [x])
+    (gi,) = pytensor.grad(pt.ive(v, x).sum(), [x])
+    f, ref = compile_both([v, x], [g, gi])
+    assert {"Ive", "Kve"} <= scalar_ops(f)
+    vv = np.array([0.0, 1.0, 0.5, 2.3, -1.5, 10.0, 0.25, 40.0, 3.0, 0.0, 1.0, 2.0, 5.0])
+    xv = np.array([1.0, 0.1, 3.0, 25.0, 0.7, 50.0, 1e-3, 2000.0, 7.5, -1.0, -0.3, -4.0, -12.0])
+    with np.errstate(invalid="ignore"):
+        got, want = f(vv, xv), ref(vv, xv)
+    assert np.isnan(want[0][9:]).all()
+    assert_same(got[0], want[0], rtol=1e-11, err_msg="d/dx (ive + 3 kve)")
+    assert_same(got[1], want[1], rtol=1e-11, err_msg="d/dx ive")
+
+
+VULKAN_DEVICES, WHY_NO_VULKAN = vulkan_devices()
+
+
+@pytest.mark.skipif(not VULKAN_DEVICES, reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'})")
+def test_ive_and_kve_float32_formulation_on_vulkan():
+    """On Vulkan ive and kve run in float32 (thresholds, caps and scales per type): within
+    1e-5 relative of the CPU mode's (float64-computed) results where those are normal
+    numbers (lavapipe flushes subnormals), special values the same. One function per op:
+    lavapipe takes 128 bytes of push constants a dispatch."""
+    rng = np.random.default_rng(43)
+    specials_v = np.array([0.0, 1.0, -1.0, 0.5, -0.5, -1.5, 2.0, 3.0, np.inf, -np.inf, np.nan, 0.0, 1.0])
+    specials_x = np.array([0.0, 0.0, -2.0, 0.0, 1.0, 0.0, np.inf, -np.inf, 1.0, 1.0, 1.0, np.nan, 1e30])
+    v = np.concatenate([specials_v, rng.uniform(-5, 5, 40), rng.integers(-20, 20, 20), rng.uniform(0, 60, 20)])
+    x = np.concatenate([specials_x, 10 ** rng.uniform(-3, 2, 40), rng.uniform(-20, 20, 20), 10 ** rng.uniform(-6, 3, 20)])
+    v, x = v.astype("float32"), x.astype("float32")
+    a, b = pt.fvector("v"), pt.fvector("x")
+    failures = []
+    for name, fn in (("ive", pt.ive), ("kve", pt.kve)):
+        cpu = pytensor.function([a, b], fn(a, b), mode="MLIR")
+        gpu = pytensor.function([a, b], fn(a, b), mode="MLIR_VULKAN")
+        with np.errstate(all="ignore"):
+            want, got = cpu(v, x), gpu(v, x)
+        normal = ~np.isfinite(want) | (want == 0) | (np.abs(want) >= np.finfo("float32").tiny)
+        try:
+            assert_same(got[normal] + 0, want[normal] + 0, rtol=1e-5, err_msg=name)
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)
