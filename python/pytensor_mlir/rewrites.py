@@ -5,6 +5,7 @@ and no other linker does."""
 from pytensor.compile import optdb
 from pytensor.compile.builders import OpFromGraph
 from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
+from pytensor.scan.op import Scan
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
 
@@ -47,6 +48,10 @@ def inline_plain_op_from_graph(fgraph, node):
     their own, whole.
     """
     if type(node.op) is not OpFromGraph:
+        return None
+    if any(isinstance(n.op, Scan) for n in node.op.fgraph.apply_nodes):
+        # Scan is not lowered: kept whole, the node can still reach a rule by what it is
+        # the pullback of (`pad`'s reflect and symmetric modes, see export.pullback_of).
         return None
     return inline_ofg_node(node)
 

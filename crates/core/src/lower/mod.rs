@@ -18,6 +18,7 @@ mod construct;
 mod cumulative;
 mod inner;
 mod permute;
+mod pad;
 mod ravel;
 mod sort;
 // End of the tensor-ops block.
@@ -450,6 +451,8 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Sort { arg } => sort::sort(cx, b, node, *arg),
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
+        Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
+        Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         // End of the tensor-ops block.
     }
 }
