@@ -173,6 +173,16 @@ impl<'g> Context<'g> {
         self.push_check(ShapeCheck { left, right, op: op.to_string(), kind, or_one: false });
     }
 
+    /// Requires derived dim `d` to be valid before the call (index arrays that broadcast
+    /// together), raising `kind` if not.
+    pub fn require_valid(&mut self, d: Dim, op: &str, kind: ErrorKind) {
+        if shapes::is_runtime(d, &self.dim_exprs) {
+            self.refusal = Some(format!("{op} needs dims computed from run-time values to broadcast together, which cannot be checked before the call"));
+            return;
+        }
+        self.shape_checks.push(ShapeCheck { left: d, right: d, op: op.to_string(), kind, or_one: false });
+    }
+
     /// Requires `value == 1 || value == target` before the call (`ValueError`): a value's
     /// dim that numpy broadcasts where it is 1 at run time.
     pub fn require_equal_or_one(&mut self, value: Dim, target: Dim, op: &str) {
