@@ -113,6 +113,9 @@ pub enum Op {
     /// The pullback PyTensor builds for such a `Pad` (a plain `OpFromGraph` whose inner
     /// graph holds a `Scan`'s gradient): inputs x, pad_width, the output and its gradient.
     PadGrad { symmetric: bool },
+    /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
+    /// `RavelMultiIndex`'s: raise, wrap, clip).
+    Choose { mode: RavelMode },
     // End of the tensor-ops block.
 }
 
@@ -611,6 +614,15 @@ impl Op {
                 };
                 Ok(Op::RavelMultiIndex { mode, fortran: prop_fortran(op)? })
             }
+            "Choose" => {
+                let mode = match op.props.get("mode").and_then(Value::as_str) {
+                    Some("raise") => RavelMode::Raise,
+                    Some("wrap") => RavelMode::Wrap,
+                    Some("clip") => RavelMode::Clip,
+                    _ => return Err("prop mode is not raise, wrap or clip".into()),
+                };
+                Ok(Op::Choose { mode })
+            }
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             "Pad" => match pad_mode(op)? {
                 Some(symmetric) => Ok(Op::Pad { symmetric }),
@@ -675,8 +687,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
     "RavelMultiIndex", "PermuteRowElements",
-    // Issue 4: Pad's reflect and symmetric modes.
-    "Pad",
+    // Issue 4: Pad's reflect and symmetric modes, Choose.
+    "Pad", "Choose",
     // End of the tensor-ops block.
 ];
 

@@ -14,6 +14,7 @@ pub mod shapes;
 mod subtensor;
 // Issue 4: construction, checks, sorting, inner graphs.
 mod checks;
+mod choose;
 mod construct;
 mod cumulative;
 mod inner;
@@ -463,6 +464,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
         Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
+        Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         // End of the tensor-ops block.
     }
 }
