@@ -7,6 +7,9 @@
 //! Where PyTensor's own graph differs from numpy we follow numpy: a negative width or a
 //! nonzero width on an empty axis raises `ValueError`, and `reflect` on an axis of
 //! length 1 repeats its one element.
+//!
+//! The gradient (`pad_grad`) is the adjoint of the gather: PyTensor's pullback of the Op,
+//! whose inner graph holds a `Scan`'s gradient, reaches it by what it is the pullback of.
 
 use super::construct::output_sizes;
 use super::shapes::DimExpr;
@@ -15,7 +18,7 @@ use super::{tensor_type, Context, ErrorKind, IntValue};
 use crate::ir::Node;
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpI, IteratorType, ScalarType, Value};
 
-/// One axis of the padding: the input's length and the two widths, as `index` values.
+/// One axis of the padding: the input's length and the left width, as `index` values.
 struct Axis {
     n: Value,
     left: Value,
