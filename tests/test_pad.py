@@ -131,3 +131,18 @@ def test_other_pad_modes_keep_their_inner_graph():
     f, ref = compile_both([x], pt.pad(x, ((1, 2), (3, 0)), mode="constant", constant_values=-1.5))
     xv = np.arange(6.0).reshape(2, 3)
     assert_same(f(xv), ref(xv))
+
+
+def test_pad_output_shape_used_in_the_graph():
+    """`y.shape` of such a pad is x.shape plus the widths (a rewrite of the MLIR modes),
+    not PyTensor's inference from the inner graph, which holds the Scan."""
+    x, w = pt.matrix("x"), pt.lmatrix("w")
+    outputs = []
+    for mode in ["reflect", "symmetric"]:
+        y, z = pt.pad(x, ((2, 5), (0, 3)), mode=mode), pt.pad(x, w, mode=mode)
+        outputs += [(y * pt.arange(y.shape[1])).sum() + y.shape[0], z.shape, z.shape[1] * 2]
+    f, ref = compile_both([x, w], outputs)
+    assert "Scan" not in ops_of(f), ops_of(f)
+    for xv, wv in [(np.arange(12.0).reshape(3, 4), [[2, 5], [0, 3]]), (np.ones((2, 2)), [[0, 0], [4, 1]])]:
+        for i, (g, r) in enumerate(zip(f(xv, np.array(wv)), ref(xv, np.array(wv)))):
+            assert_same(g, r, err_msg=f"output {i}")
