@@ -16,7 +16,7 @@ use super::shapes::DimExpr;
 use super::subtensor::{check, guarded_extract, int_to_index, or};
 use super::{tensor_type, Context, ErrorKind, IntValue};
 use crate::ir::Node;
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpI, IteratorType, ScalarType, Value};
+use crate::mlir::{AffineMap, Arith, Block, CmpI, IteratorType, ScalarType, Value};
 
 /// One axis of the padding: the input's length and the left width, as `index` values.
 struct Axis {
@@ -161,26 +161,13 @@ pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -
         let count = b.arith(Arith::AddI, &q_hi, &q_lo);
         let count = b.arith(Arith::AddI, &count, &one);
         let count = b.arith(Arith::MaxSI, &count, &zero);
-        let steps_ty = crate::mlir::TensorType::new(vec![None], ScalarType::I8);
-        let steps = b.tensor_empty(steps_ty, &[count]);
-        let z8 = b.constant_int(0, ScalarType::I8);
-        let steps = b.linalg_fill(&z8, &steps);
         let sizes: Vec<Value> = (0..rank).map(|a| if a == k { n.clone() } else { b.tensor_dim(&g, a) }).collect();
         let init = b.tensor_empty(dynamic.clone(), &sizes);
-        let zf = b.constant_f64(0.0, element);
-        let init = b.linalg_fill(&zf, &init);
-        let maps = [
-            AffineMap { dims: rank + 1, results: vec![AffineExpr::Dim(rank)] },
-            AffineMap { dims: rank + 1, results: (0..rank).map(AffineExpr::Dim).collect() },
-        ];
-        let mut iterators = vec![IteratorType::Parallel; rank];
-        iterators.push(IteratorType::Reduction);
         let src = g.clone();
-        let r = b.linalg_generic(&[steps], &[init], &maps, &iterators, |body, args| {
+        // A loop over the periods inside a parallel generic (a reduction dim over them
+        // failed IREE's SPIR-V code generation: shared memory out of range).
+        let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
             let i = body.linalg_index(k);
-            let q = body.linalg_index(rank);
-            let q = body.arith(Arith::SubI, &q, &q_lo);
-            let base = body.arith(Arith::MulI, &q, &period);
             // The mirror image of i within a period, and whether it is another residue.
             let mirror = body.arith(Arith::SubI, &period, &i);
             let mirror = if symmetric {
@@ -192,22 +179,35 @@ pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -
                 body.select(&full, &z, &mirror)
             };
             let distinct = body.cmpi(CmpI::Ne, &mirror, &i);
-            let mut acc = args[1].clone();
-            for (residue, only_if) in [(i.clone(), None), (mirror, Some(distinct))] {
-                let t = body.arith(Arith::AddI, &base, &residue);
-                let j = body.arith(Arith::AddI, &t, &left);
-                let z = body.constant_index(0);
-                let lo = body.cmpi(CmpI::Sge, &j, &z);
-                let hi = body.cmpi(CmpI::Slt, &j, &m);
-                let mut ok = body.arith(Arith::AndI, &lo, &hi);
-                if let Some(c) = only_if {
-                    ok = body.arith(Arith::AndI, &ok, &c);
-                }
-                let idx: Vec<Value> = (0..rank).map(|a| if a == k { j.clone() } else { body.linalg_index(a) }).collect();
-                let v = guarded_extract(body, Some(&ok), &src, &idx);
-                acc = body.arith(Arith::AddF, &acc, &v);
-            }
-            Ok::<_, String>(vec![acc])
+            let others: Vec<Value> = (0..rank).map(|a| if a == k { i.clone() } else { body.linalg_index(a) }).collect();
+            let q0 = body.constant_index(0);
+            let zf = body.constant_f64(0.0, element);
+            let done = body.scf_while(
+                &[q0, zf],
+                |c, args| c.cmpi(CmpI::Slt, &args[0], &count),
+                |lp, args| {
+                    let q = lp.arith(Arith::SubI, &args[0], &q_lo);
+                    let base = lp.arith(Arith::MulI, &q, &period);
+                    let mut acc = args[1].clone();
+                    for (residue, only_if) in [(i.clone(), None), (mirror.clone(), Some(distinct.clone()))] {
+                        let t = lp.arith(Arith::AddI, &base, &residue);
+                        let j = lp.arith(Arith::AddI, &t, &left);
+                        let z = lp.constant_index(0);
+                        let lo = lp.cmpi(CmpI::Sge, &j, &z);
+                        let hi = lp.cmpi(CmpI::Slt, &j, &m);
+                        let mut ok = lp.arith(Arith::AndI, &lo, &hi);
+                        if let Some(c) = only_if {
+                            ok = lp.arith(Arith::AndI, &ok, &c);
+                        }
+                        let idx: Vec<Value> = others.iter().enumerate().map(|(a, v)| if a == k { j.clone() } else { v.clone() }).collect();
+                        let v = guarded_extract(lp, Some(&ok), &src, &idx);
+                        acc = lp.arith(Arith::AddF, &acc, &v);
+                    }
+                    let one = lp.constant_index(1);
+                    vec![lp.arith(Arith::AddI, &args[0], &one), acc]
+                },
+            );
+            Ok::<_, String>(vec![done[1].clone()])
         })?;
         g = r[0].clone();
     }
