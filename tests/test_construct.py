@@ -253,6 +253,44 @@ def test_pad_and_tile():
     # borders from slices one row wide, broadcast at run time, as numpy's assignment does.)
     outputs = [pt.pad(x, ((1, 2), (0, 3)), mode="edge"), pt.tile(x, (r, 2))]
     f, _ = check_with("Pad", [x, r], outputs, [[np.arange(12.0).reshape(3, 4), np.array(2)], [np.random.default_rng(3).normal(size=(1, 5)), np.array(0)]])
-    # The modes whose inner graph holds a Scan are refused by name.
-    with pytest.raises(NotImplementedError, match="Scan"):
-        pytensor.function([x], pt.pad(x, 1, mode="reflect"), mode=MLIR)
+    # linear_ramp's inner graph needs a dim known only at run time to equal another: refused.
+    # (reflect and symmetric, whose inner graph holds a Scan, have a rule: test_pad.py.)
+    with pytest.raises(NotImplementedError, match="SpecifyShape"):
+        pytensor.function([x], pt.pad(x, 1, mode="linear_ramp"), mode=MLIR)
+
+
+# ---- Choose ----
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_choose_like_c(mode):
+    # pt.choose with a tensor of choices (Choose has no C code: the C backend runs numpy's
+    # choose): a and choices[0] broadcast together, also where a length is 1 at run time;
+    # entries out of range raise (mode raise), wrap or clip; no choice at all and shapes
+    # that do not broadcast raise ValueError, as numpy does.
+    a, a8, c, ci, m = pt.lmatrix("a"), pt.vector("a8", dtype="int8"), pt.tensor3("c"), pt.tensor3("ci", dtype="int32"), pt.matrix("m")
+    outputs = [pt.choose(a, c, mode=mode), pt.choose(a8, ci, mode=mode), pt.choose(a[0, 0], m, mode=mode)]
+    f, ref = check_with("Choose", [a, a8, c, ci, m], outputs, [])
+    rng = np.random.default_rng(5)
+    lo, hi = (0, None) if mode == "raise" else (-7, 9)
+    for a_shape, c_shape in [((2, 3), (4, 2, 3)), ((1, 3), (3, 2, 3)), ((2, 1), (3, 2, 4)), ((2, 3), (3, 1, 3)), ((2, 3), (1, 1, 1))]:
+        n = c_shape[0]
+        args = [
+            rng.integers(lo, n if hi is None else hi, size=a_shape),
+            rng.integers(lo, n if hi is None else hi, size=c_shape[2]).astype("int8"),
+            rng.normal(size=c_shape),
+            rng.integers(-100, 100, size=c_shape).astype("int32"),
+            rng.normal(size=(n, 5)),
+        ]
+        for i, (g, w) in enumerate(zip(f(*args), ref(*args))):
+            assert_same(g, w, err_msg=f"{a_shape}, {c_shape}: output {i}")
+    av, cv = np.array([[0, 1, 2], [2, 1, 0]]), rng.normal(size=(3, 2, 3))
+    bad = [
+        [av, np.array([0, 0, 0], "int8"), cv[:, :, :2], cv.astype("int32"), cv[:, 0]],  # does not broadcast
+        [av, np.array([0, 0, 0], "int8"), cv[:0], cv.astype("int32"), cv[:, 0]],  # no choice
+    ]
+    if mode == "raise":
+        bad += [[av, np.array([0, 3, 0], "int8"), cv, cv.astype("int32"), cv[:, 0]], [av - 1, np.array([0, 1, 0], "int8"), cv, cv.astype("int32"), cv[:, 0]]]
+    for args in bad:
+        got, want = raises_like(f, ref, args)
+        assert isinstance(got, ValueError), got

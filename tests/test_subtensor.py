@@ -388,6 +388,40 @@ def test_advanced_inc_and_set_broadcast_a_run_time_one_like_c():
         assert isinstance(got, ValueError), (ys, ws, vs, got)
 
 
+def test_index_arrays_of_run_time_length_one_broadcast_like_c():
+    # numpy broadcasts an index array whose length is 1 at run time against the others
+    # (x[[1], [0, 2, 3]]), though PyTensor types no dim of them broadcastable; in gathers,
+    # increments, assignments and the gradient. Lengths that do not broadcast raise
+    # IndexError before the call, as numpy and the C backend do.
+    x, x3, v = pt.matrix("x"), pt.tensor3("x3"), pt.vector("v")
+    i, j = pt.lvector("i"), pt.lvector("j")
+    outs = [
+        x[i, j],
+        x[i[:, None], j],
+        x3[i, :, j],
+        x3[i[:, None], 1:, j],
+        pt.inc_subtensor(x[i, j], v),
+        pt.set_subtensor(x[i, j], v),
+        pt.inc_subtensor(x3[i, :, j], v[:, None]),
+        pytensor.grad((pt.exp(x[i, j]) * x[i, j] ** 2).sum(), x),
+    ]
+    f, ref = compile_both([x, x3, v, i, j], outs)
+    assert {"AdvancedSubtensor", "AdvancedIncSubtensor"} <= op_types(f), op_types(f)
+    xv, x3v = RNG.normal(size=(4, 5)), RNG.normal(size=(4, 3, 5))
+    for iv, jv in [([1], [0, 2, 3]), ([0, -1, 2, 2], [4]), ([3], [-5]), ([1], []), ([], [2]), ([2, 0, 1], [1, 1, 3])]:
+        n = max(len(iv), len(jv)) if min(len(iv), len(jv)) else 0
+        args = [xv, x3v, RNG.normal(size=n), np.array(iv, "int64"), np.array(jv, "int64")]
+        assert_all_same([f"output {k} with {iv}, {jv}" for k in range(len(outs))], f(*args), ref(*args))
+    # A value of length 1 broadcasts too; other lengths raise ValueError.
+    args = [xv, x3v, RNG.normal(size=1), np.array([1], "int64"), np.array([0, 2, 3], "int64")]
+    assert_all_same([f"output {k}, a value of length 1" for k in range(len(outs))], f(*args), ref(*args))
+    got, _ = raises_like(f, ref, [xv, x3v, RNG.normal(size=2), np.array([1], "int64"), np.array([0, 2, 3], "int64")])
+    assert isinstance(got, ValueError), got
+    for iv, jv in [([0, 1], [0, 2, 3]), ([0, 1, 2], []), ([5], [0, 1])]:
+        got, _ = raises_like(f, ref, [xv, x3v, RNG.normal(size=1), np.array(iv, "int64"), np.array(jv, "int64")])
+        assert isinstance(got, IndexError), (iv, jv, got)
+
+
 def test_gradient_through_set_and_sliced_advanced_indexing_like_c():
     x, y = pt.matrix("x"), pt.vector("y")
     i, j = pt.lvector("i"), pt.lvector("j")

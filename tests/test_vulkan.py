@@ -400,3 +400,17 @@ def test_leak_failing_calls():
 
     grown = grown_over(call, warmup=200, calls=3_000)
     assert grown < 5 * 2**20, f"RSS grew {grown / 2**20:.2f} MiB over 3,000 failing calls"
+
+
+def test_reflecting_pad_its_gradient_and_choose():
+    # pad's reflect/symmetric rule and its gradient (a loop over periods per element),
+    # and Choose, on the device, against the CPU mode (tested against C in test_pad.py and
+    # test_construct.py; the C backend's float32 Scan takes minutes to compile here).
+    x, w, a, c = pt.matrix("x", dtype=F32), pt.lmatrix("w"), pt.lmatrix("a"), pt.tensor3("c", dtype=F32)
+    outputs = [pt.choose(a, c, mode="wrap")]
+    for mode in ("reflect", "symmetric"):
+        y = pt.pad(x, w, mode=mode)
+        outputs += [y, pytensor.grad((y**3).sum(), x)]
+    rng = np.random.default_rng(2)
+    values = [rng.normal(size=(3, 4)).astype(F32), np.array([[2, 5], [0, 7]]), rng.integers(-5, 5, size=(1, 3)), rng.normal(size=(3, 2, 3)).astype(F32)]
+    vcheck([x, w, a, c], outputs, values, rtol=1e-5, reference=pytensor_mlir.MLIR)

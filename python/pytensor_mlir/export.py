@@ -8,7 +8,8 @@ bytes, and knows nothing of what any Op means (one exception: a ScalarLoop's kin
 import math
 
 import numpy as np
-from pytensor.graph.basic import Constant
+from pytensor.compile.builders import OpFromGraph
+from pytensor.graph.basic import Constant, equal_computations
 try:  # PyTensor >= 3: Composite and other inner graphs are FrozenFunctionGraphs
     from pytensor.graph.fg import AbstractFunctionGraph as _Graph
 except ImportError:
@@ -69,11 +70,64 @@ def export_op(op):
         # bases, so the core can tell how the node's inputs map to the graph's.
         props["$inner_graph"] = export_value(inner)
         props["$mro"] = [c.__name__ for c in type(op).__mro__ if c is not object]
+        # OpFromGraph subclasses keep what they mean in plain attributes, not props (Pad's
+        # pad_mode and reflect_type): the simple ones, so a rule can lower the Op by its
+        # meaning where its inner graph cannot be lowered.
+        props["$attrs"] = {
+            k: v
+            for k, v in vars(op).items()
+            if not k.startswith("_") and k not in props and (v is None or isinstance(v, (bool, int, str)))
+        }
     if isinstance(op, ScalarLoop):
         # Whether the inner graph's last output is an `until` flag: derived from the
         # constructor's arguments, not a prop, and not recoverable from the graph alone.
         props["$is_while"] = bool(op.is_while)
     return {"type": type(op).__name__, "props": props}
+
+
+def _cell(c):
+    try:
+        return c.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def pullback_of(node):
+    """The `OpFromGraph` whose pullback `node`'s op (a plain `OpFromGraph`) is, else None.
+
+    PyTensor builds an `OpFromGraph`'s gradient as another, plain one, applied to the
+    forward node's inputs, outputs and output gradients, and caches it on the forward Op
+    (`_lop_op_cache`, a wrapper function that holds it in its closure). The forward Op is
+    found among the owners of the node's inputs.
+    """
+    if type(node.op) is not OpFromGraph:
+        return None
+    for inp in node.inputs:
+        forward = inp.owner.op if inp.owner is not None else None
+        cache = getattr(forward, "_lop_op_cache", None) if isinstance(forward, OpFromGraph) else None
+        for entry in (cache or {}).values():
+            cells = [_cell(c) for c in getattr(entry, "__closure__", None) or ()]
+            if any(_same_graph(op, node.op) for op in [entry, *cells] if isinstance(op, OpFromGraph)):
+                return forward
+    return None
+
+
+def _same_graph(a, b):
+    # Compiling clones Ops with inner graphs (a shallow copy sharing `_lop_op_cache`, the
+    # inner graph cloned): the cached pullback and the node's are equal, not identical.
+    return a is b or (
+        len(a.inner_inputs) == len(b.inner_inputs)
+        and equal_computations(a.inner_outputs, b.inner_outputs, a.inner_inputs, b.inner_inputs)
+    )
+
+
+def export_node_op(node):
+    exported = export_op(node.op)
+    forward = pullback_of(node)
+    if forward is not None:
+        # So a rule can lower the gradient of an Op it lowers by meaning (Pad's reflect).
+        exported["props"]["$pullback_of"] = export_op(forward)
+    return exported
 
 
 def export_fgraph(fgraph):
@@ -92,7 +146,7 @@ def export_fgraph(fgraph):
     inputs = [var(i) for i in fgraph.inputs]
     nodes = [
         {
-            "op": export_op(node.op),
+            "op": export_node_op(node),
             "inputs": [var(i) for i in node.inputs],
             "outputs": [var(o) for o in node.outputs],
         }

@@ -2,11 +2,16 @@
 ``"mlir"`` alone, which MLIRLinker requires (so every Mode with an MLIRLinker runs them)
 and no other linker does."""
 
+import numpy as np
+import pytensor.tensor as pt
 from pytensor.compile import optdb
 from pytensor.compile.builders import OpFromGraph
+from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
+from pytensor.scan.op import Scan
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
+from pytensor.tensor.shape import Shape
 
 # The tag of this module's rewrites; in MLIRLinker.required_rewrites.
 TAG = "mlir"
@@ -48,9 +53,42 @@ def inline_plain_op_from_graph(fgraph, node):
     """
     if type(node.op) is not OpFromGraph:
         return None
+    if any(isinstance(n.op, Scan) for n in node.op.fgraph.apply_nodes):
+        # Scan is not lowered: kept whole, the node can still reach a rule by what it is
+        # the pullback of (`pad`'s reflect and symmetric modes, see export.pullback_of).
+        return None
     return inline_ofg_node(node)
 
 
 # Right after PyTensor's own inlining of inline=True OpFromGraphs (position -0.01), before
 # canonicalization.
 optdb.register("mlir_inline_plain_op_from_graph", dfs_rewriter(inline_plain_op_from_graph), TAG, position=-0.009)
+
+
+@node_rewriter([Shape])
+def shape_of_reflecting_pad(fgraph, node):
+    """`x.shape + pad_width.sum(-1)` for the shape of a `pad` in mode reflect or
+    symmetric, which the core lowers by a rule of its own.
+
+    PyTensor infers an `OpFromGraph`'s output shape from its inner graph, which for these
+    modes holds a `Scan`: a graph that uses the shape (`arange(y.shape[1])`) would get the
+    `Scan` back, and be refused. Run before PyTensor's shape rewrites take the shape from
+    there.
+    """
+    (y,) = node.inputs
+    pad = y.owner
+    if pad is None or type(pad.op).__name__ != "Pad" or getattr(pad.op, "pad_mode", None) not in ("reflect", "symmetric"):
+        return None
+    x, widths = pad.inputs[:2]
+    if isinstance(widths, Constant):
+        # Known widths: x.shape[k] + constant, dims the core checks before the call.
+        widths = np.broadcast_to(widths.data, (x.ndim, 2)).sum(axis=1).tolist()
+    else:
+        widths = pt.broadcast_to(widths, (x.ndim, 2)).sum(axis=1)
+    dims = [x.shape[k] + widths[k] for k in range(x.ndim)]
+    return [pt.cast(pt.stack(dims) if dims else pt.zeros((0,), "int64"), node.outputs[0].dtype)]
+
+
+# Right after the plain OpFromGraphs are inlined, before any rewrite that brings in shape
+# inference (the scan rewrites at 0.05, ShapeOpt at 0.1).
+optdb.register("mlir_shape_of_reflecting_pad", dfs_rewriter(shape_of_reflecting_pad), TAG, position=-0.008)

@@ -107,6 +107,15 @@ pub enum Op {
     /// `OpFromGraph` (and subclasses such as `Einsum`): its inner graph, whose inputs are
     /// the node's inputs.
     OpFromGraph(Box<super::graph::Graph>),
+    /// `Pad(x, pad_width)` in mode `reflect` or (`symmetric`) `symmetric`, by its meaning
+    /// (its inner graph holds a `Scan`); the other modes are `OpFromGraph`s.
+    Pad { symmetric: bool },
+    /// The pullback PyTensor builds for such a `Pad` (a plain `OpFromGraph` whose inner
+    /// graph holds a `Scan`'s gradient): inputs x, pad_width, the output and its gradient.
+    PadGrad { symmetric: bool },
+    /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
+    /// `RavelMultiIndex`'s: raise, wrap, clip).
+    Choose { mode: RavelMode },
     // End of the tensor-ops block.
 }
 
@@ -617,13 +626,30 @@ impl Op {
                 };
                 Ok(Op::RavelMultiIndex { mode, fortran: prop_fortran(op)? })
             }
-            "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
-            _ if op.props.contains_key("$inner_graph") && has_base(op, "OpFromGraph") => {
-                let g = op.props["$inner_graph"].get("$graph").ok_or("$inner_graph is not a graph")?;
-                let exported = serde_json::from_value(g.clone()).map_err(|e| e.to_string())?;
-                let inner = super::graph::Graph::from_export(&exported).map_err(|e| format!("inner graph: {e}"))?;
-                Ok(Op::OpFromGraph(Box::new(inner)))
+            "Choose" => {
+                let mode = match op.props.get("mode").and_then(Value::as_str) {
+                    Some("raise") => RavelMode::Raise,
+                    Some("wrap") => RavelMode::Wrap,
+                    Some("clip") => RavelMode::Clip,
+                    _ => return Err("prop mode is not raise, wrap or clip".into()),
+                };
+                Ok(Op::Choose { mode })
             }
+            "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
+            "Pad" => match pad_mode(op)? {
+                Some(symmetric) => Ok(Op::Pad { symmetric }),
+                None => op_from_graph(op),
+            },
+            // The exporter names the OpFromGraph a pullback was built for.
+            "OpFromGraph" if op.props.contains_key("$pullback_of") => {
+                let forward: ExportedOp =
+                    serde_json::from_value(op.props["$pullback_of"].clone()).map_err(|e| e.to_string())?;
+                match (forward.type_name.as_str(), pad_mode(&forward)?) {
+                    ("Pad", Some(symmetric)) => Ok(Op::PadGrad { symmetric }),
+                    _ => op_from_graph(op),
+                }
+            }
+            _ if op.props.contains_key("$inner_graph") && has_base(op, "OpFromGraph") => op_from_graph(op),
             // A scalar Op applied to scalars in the tensor graph (`CheckAndRaise` casts its
             // conditions to bool so): an `Elemwise` on 0-d tensors, which scalars are here.
             name if ScalarOp::from_name(name).is_some() || name == "Composite" || op.props.contains_key("$is_while") => {
@@ -633,6 +659,26 @@ impl Op {
             _ => Err("no lowering rule for this Op".into()),
         }
     }
+}
+
+/// `Some(symmetric)` for a `Pad` in mode reflect or symmetric, `None` for the other modes.
+fn pad_mode(op: &ExportedOp) -> Result<Option<bool>, String> {
+    let attr = |name: &str| op.props.get("$attrs").and_then(|a| a.get(name)).and_then(Value::as_str);
+    match attr("pad_mode") {
+        Some(mode @ ("reflect" | "symmetric")) => match attr("reflect_type") {
+            None | Some("even") => Ok(Some(mode == "symmetric")),
+            Some(t) => Err(format!("reflect_type={t:?} (only 'even' is lowered)")),
+        },
+        _ => Ok(None),
+    }
+}
+
+/// An `OpFromGraph` (or subclass) as its inner graph.
+fn op_from_graph(op: &ExportedOp) -> Result<Op, String> {
+    let g = op.props.get("$inner_graph").and_then(|g| g.get("$graph")).ok_or("$inner_graph is not a graph")?;
+    let exported = serde_json::from_value(g.clone()).map_err(|e| e.to_string())?;
+    let inner = super::graph::Graph::from_export(&exported).map_err(|e| format!("inner graph: {e}"))?;
+    Ok(Op::OpFromGraph(Box::new(inner)))
 }
 
 /// Why Ops whose output size depends on the data are refused.
@@ -653,6 +699,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
     "RavelMultiIndex", "PermuteRowElements",
+    // Issue 4: Pad's reflect and symmetric modes, Choose.
+    "Pad", "Choose",
     // End of the tensor-ops block.
 ];
 

@@ -2,15 +2,16 @@
 //! arrays (`x[i, j]`, `x[:, i]`, `x[i[:, None], j]`, `x[i, 1:5:2]`), with slices on the
 //! other axes.
 //!
-//! The index arrays broadcast together to a shape B (a dim that is not statically 1 must
-//! equal the others': `IndexError` before the call, as numpy raises). The result is
+//! The index arrays broadcast together to a shape B as numpy broadcasts them at run time
+//! (a length 1 broadcasts though PyTensor types it as not broadcastable; lengths that do
+//! not broadcast raise `IndexError` before the call, as numpy raises). The result is
 //! x's sliced axes with B in place of the indexed ones where those are adjacent, else B
 //! first (numpy's rule). Negative indices wrap; any other index out of bounds raises
 //! `IndexError` and nothing is read or written out of bounds. Slices are normalized as
 //! `Subtensor` normalizes them (a run-time step of 0 raises `ValueError`). Boolean masks
 //! (whose result size depends on the data) are refused.
 
-use super::shapes::Dim;
+use super::shapes::{Dim, DimExpr};
 use super::subtensor::{add_element, check, check_indices_on_axis, guarded_extract, scatter_updates, slice_axis, wrap, Region, SliceAxis};
 use super::{scalar, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
@@ -86,23 +87,29 @@ fn plan(cx: &mut Context, b: &mut Block, x: &Value, x_var: VarId, index_inputs: 
     if arrays.is_empty() {
         return Err("no index array".into());
     }
-    // B: the arrays right-aligned; a dim not statically 1 must equal the others there.
+    // B: the arrays right-aligned, broadcast as numpy does at run time (a dim that is 1
+    // then broadcasts, though PyTensor's types mark only static 1s broadcastable); where
+    // they do not broadcast, `IndexError` before the call, as numpy raises.
     let nb = arrays.iter().map(|(_, t)| t.ndim()).max().unwrap_or(0);
     let mut b_dims = Vec::with_capacity(nb);
     for d in 0..nb {
-        let mut dim: Option<Dim> = None;
+        let mut dims: Vec<Dim> = Vec::new();
         for (v, t) in &arrays {
             let Some(k) = (d + t.ndim()).checked_sub(nb) else { continue };
-            if t.broadcastable(k) {
-                continue;
-            }
             let this = cx.dims(*v)[k];
-            match dim {
-                None => dim = Some(this),
-                Some(first) => cx.require(first, this, &format!("{what} (index arrays broadcast together)"), ErrorKind::Index),
+            if !t.broadcastable(k) && !dims.contains(&this) {
+                dims.push(this);
             }
         }
-        b_dims.push(dim.unwrap_or(Dim::Static(1)));
+        b_dims.push(match dims[..] {
+            [] => Dim::Static(1),
+            [one] => one,
+            _ => {
+                let dim = cx.derived(DimExpr::Broadcast(dims));
+                cx.require_valid(dim, &format!("{what} (index arrays broadcast together)"), ErrorKind::Index);
+                dim
+            }
+        });
     }
     let is_array = |a: &AxisIndex| matches!(a, AxisIndex::Array(_));
     let indexed: Vec<usize> = (0..axes.len()).filter(|&a| is_array(&axes[a])).collect();
@@ -156,12 +163,49 @@ impl Plan {
             check_indices_on_axis(cx, b, &flat, t.dtype, &n, what, axis);
             values.push(a);
         }
+        // An array whose dim is 1 at run time where B's is not is read through an
+        // indexing map over B: it is stretched to B there first.
+        let b_sizes = self.b_sizes(b, &values);
+        for (j, (v, t)) in self.arrays.iter().enumerate() {
+            let nb = self.b_dims.len();
+            let own = cx.dims(*v);
+            let stretch: Vec<bool> = (0..t.ndim()).map(|k| t.shape[k].is_none() && own[k] != self.b_dims[nb - t.ndim() + k]).collect();
+            if stretch.contains(&true) {
+                values[j] = stretch_ones(b, &values[j], t, &stretch, &b_sizes[nb - t.ndim()..])?;
+            }
+        }
         Ok(values)
+    }
+
+    /// The sizes of B's dims: at each, the arrays' sizes folded as numpy broadcasts them
+    /// (valid: checked before the call).
+    fn b_sizes(&self, b: &mut Block, arrays: &[Value]) -> Vec<Value> {
+        let nb = self.b_dims.len();
+        (0..nb)
+            .map(|d| {
+                let mut size: Option<Value> = None;
+                for (j, (_, t)) in self.arrays.iter().enumerate() {
+                    let Some(k) = (d + t.ndim()).checked_sub(nb) else { continue };
+                    if t.broadcastable(k) {
+                        continue;
+                    }
+                    let n = b.tensor_dim(&arrays[j], k);
+                    size = Some(match size {
+                        None => n,
+                        Some(s) => {
+                            let one = b.constant_index(1);
+                            let is_one = b.cmpi(CmpI::Eq, &s, &one);
+                            b.select(&is_one, &n, &s)
+                        }
+                    });
+                }
+                size.unwrap_or_else(|| b.constant_index(1))
+            })
+            .collect()
     }
 
     /// Sizes of the result's dynamic dims, for `tensor.empty`.
     fn out_sizes(&self, b: &mut Block, out_ty: &IrType, x: &Value, arrays: &[Value]) -> Vec<Value> {
-        let nb = self.b_dims.len();
         let mut sizes = Vec::new();
         for (k, o) in self.out.iter().enumerate() {
             if out_ty.shape[k].is_some() {
@@ -172,17 +216,7 @@ impl Plan {
                     AxisIndex::Slice(s) => s.len.clone(),
                     _ => b.tensor_dim(x, a),
                 },
-                OutAxis::Broadcast(d) => {
-                    // The first array with a dim there that is not a broadcast 1.
-                    let found = self.arrays.iter().enumerate().find_map(|(j, (_, t))| {
-                        let kk = (d + t.ndim()).checked_sub(nb)?;
-                        (!t.broadcastable(kk)).then_some((j, kk))
-                    });
-                    match found {
-                        Some((j, kk)) => b.tensor_dim(&arrays[j], kk),
-                        None => b.constant_index(1),
-                    }
-                }
+                OutAxis::Broadcast(d) => self.b_sizes(b, arrays).swap_remove(d),
             });
         }
         sizes

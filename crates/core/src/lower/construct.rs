@@ -19,7 +19,7 @@ use crate::mlir::{AffineMap, Arith, Block, Cast, CmpF, CmpI, IteratorType, MathU
 /// The `tensor.empty` sizes and dims of an output whose dims are `dims` with `index`
 /// values `sizes`: where PyTensor's type fixes a dim, that size is used and the computed
 /// one must equal it (before the call where known, else in the kernel, `ValueError`).
-fn output_sizes(cx: &mut Context, b: &mut Block, ty: &TensorType, dims: Vec<Dim>, sizes: Vec<Value>, what: &str) -> (Vec<Value>, Vec<Dim>) {
+pub(super) fn output_sizes(cx: &mut Context, b: &mut Block, ty: &TensorType, dims: Vec<Dim>, sizes: Vec<Value>, what: &str) -> (Vec<Value>, Vec<Dim>) {
     let mut dynamic = Vec::new();
     let mut out = Vec::new();
     for (k, (dim, size)) in dims.into_iter().zip(sizes).enumerate() {

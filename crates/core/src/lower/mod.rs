@@ -14,10 +14,12 @@ pub mod shapes;
 mod subtensor;
 // Issue 4: construction, checks, sorting, inner graphs.
 mod checks;
+mod choose;
 mod construct;
 mod cumulative;
 mod inner;
 mod permute;
+mod pad;
 mod ravel;
 mod sort;
 // End of the tensor-ops block.
@@ -170,6 +172,16 @@ impl<'g> Context<'g> {
     /// out of bounds: the node is refused instead (see `lower_node`).
     pub fn require(&mut self, left: Dim, right: Dim, op: &str, kind: ErrorKind) {
         self.push_check(ShapeCheck { left, right, op: op.to_string(), kind, or_one: false });
+    }
+
+    /// Requires derived dim `d` to be valid before the call (index arrays that broadcast
+    /// together), raising `kind` if not.
+    pub fn require_valid(&mut self, d: Dim, op: &str, kind: ErrorKind) {
+        if shapes::is_runtime(d, &self.dim_exprs) {
+            self.refusal = Some(format!("{op} needs dims computed from run-time values to broadcast together, which cannot be checked before the call"));
+            return;
+        }
+        self.shape_checks.push(ShapeCheck { left: d, right: d, op: op.to_string(), kind, or_one: false });
     }
 
     /// Requires `value == 1 || value == target` before the call (`ValueError`): a value's
@@ -450,6 +462,9 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Sort { arg } => sort::sort(cx, b, node, *arg),
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
+        Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
+        Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
+        Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         // End of the tensor-ops block.
     }
 }

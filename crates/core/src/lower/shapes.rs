@@ -44,6 +44,9 @@ pub enum DimExpr {
     Quotient { num: Vec<Dim>, den: Vec<Dim> },
     /// The least of dims (a diagonal's length).
     Min(Vec<Dim>),
+    /// numpy's broadcast of dims (index arrays of `AdvancedSubtensor`): the one that is not
+    /// 1, or 1; invalid where two differ and neither is 1.
+    Broadcast(Vec<Dim>),
 }
 
 /// The length numpy gives `x[start:stop:step]` for `x` of length `n`.
@@ -114,6 +117,11 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
                 n.checked_div(d)
             }
             DimExpr::Min(ds) => all(ds)?.into_iter().min(),
+            DimExpr::Broadcast(ds) => all(ds)?.into_iter().try_fold(1u64, |acc, n| match (acc, n) {
+                (1, n) => Some(n),
+                (acc, n) if n == 1 || n == acc => Some(acc),
+                _ => None,
+            }),
         },
     }
 }
@@ -126,7 +134,7 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
         Dim::Derived(i) => match &exprs[i] {
             DimExpr::Runtime(_) | DimExpr::Repeated { .. } => true,
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
-            DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) => any(ds),
+            DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) | DimExpr::Broadcast(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
         },
     }
@@ -148,7 +156,19 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
             DimExpr::Offset(ds, c) => format!("({} + {c})", list(ds, " + ")),
             DimExpr::Quotient { num, den } => format!("({}) / ({})", list(num, " * "), list(den, " * ")),
             DimExpr::Min(ds) => format!("min({})", list(ds, ", ")),
+            DimExpr::Broadcast(ds) => format!("broadcast({})", list(ds, ", ")),
         },
+    }
+}
+
+/// The sizes a `DimExpr::Broadcast` dim broadcasts, for its error message.
+fn broadcast_sizes(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> String {
+    match d {
+        Dim::Derived(i) => match &exprs[i] {
+            DimExpr::Broadcast(ds) => ds.iter().map(|&d| resolve(d, shapes, exprs).map_or("?".into(), |n| n.to_string())).collect::<Vec<_>>().join(" and "),
+            _ => String::new(),
+        },
+        _ => String::new(),
     }
 }
 
@@ -162,6 +182,8 @@ pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs
             let show = |v: Option<u64>| v.map_or("invalid (a division by zero)".to_string(), |v| v.to_string());
             let (l, r) = (show(l), show(r));
             let message = match c.kind {
+                // A dim checked for being valid at all: index arrays that do not broadcast.
+                _ if c.left == c.right => format!("shape mismatch in {}: {left} of {}", c.op, broadcast_sizes(c.left, shapes, exprs)),
                 ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
                 _ if c.or_one => format!("shape mismatch in {}: {left} is {l}, which broadcasts neither as 1 nor as {right}, {r}", c.op),
                 _ => format!(
@@ -226,5 +248,14 @@ mod tests {
         // A check on an invalid dim fails rather than passing.
         let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value, or_one: false };
         assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
+    }
+
+    #[test]
+    fn broadcast_dims_follow_numpy() {
+        let (a, b) = (Dim::Input { input: 0, axis: 0 }, Dim::Input { input: 1, axis: 0 });
+        let exprs = vec![DimExpr::Broadcast(vec![a, b])];
+        let r = |x: usize, y: usize| resolve(Dim::Derived(0), &[&[x], &[y]], &exprs);
+        assert_eq!((r(1, 3), r(3, 1), r(3, 3), r(1, 1), r(0, 1), r(1, 0), r(0, 0)), (Some(3), Some(3), Some(3), Some(1), Some(0), Some(0), Some(0)));
+        assert_eq!((r(2, 3), r(0, 3)), (None, None));
     }
 }

@@ -1,0 +1,148 @@
+"""pad(mode="reflect") and pad(mode="symmetric"), lowered by their meaning (PyTensor's
+inner graph for them holds a Scan), and their gradients, against the C backend and numpy.
+
+PyTensor's own graph (what the C backend runs) differs from numpy.pad in three places, where
+we follow numpy: reflect on an axis of length 1 (numpy repeats the element; C returns the
+input unpadded), a negative width (numpy raises ValueError; C crops) and a nonzero width on
+an empty axis (numpy raises ValueError; C returns an empty result). There the reference is
+numpy (for gradients: the adjoint of numpy's index map, `np.add.at`)."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+
+from conftest import C, MLIR, assert_same, compile_both
+
+
+def ops_of(f):
+    return {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+
+
+def numpy_grad(g, shape, widths, mode):
+    """The gradient of sum(g * pad(x)) for x of `shape`: g summed onto each position
+    numpy's pad reads from (the index map is numpy.pad of the positions themselves)."""
+    maps = [np.pad(np.arange(n), w, mode=mode) for n, w in zip(shape, widths)]
+    out = np.zeros(shape)
+    np.add.at(out, np.ix_(*maps), g)
+    return out
+
+
+def c_agrees(shape, widths, mode):
+    # C's graph is numpy's except on the cases the module docstring lists.
+    return all(w[0] >= 0 and w[1] >= 0 and (n > 0 or w == (0, 0)) and (mode == "symmetric" or n > 1 or w == (0, 0)) for n, w in zip(shape, widths))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_runtime_widths(mode):
+    """One function for every width: 0, smaller than the axis, past it (reflected
+    repeatedly), on 1-d to 3-d inputs; several dtypes."""
+    rng = np.random.default_rng(0)
+    w = pt.lmatrix("w")
+    for ndim, dtype, shapes in [
+        (1, "float64", [(5,), (3,), (2,), (1,), (0,)]),
+        (2, "int32", [(3, 4), (1, 2), (2, 1), (4, 0)]),
+        (3, "float32", [(2, 3, 2), (1, 1, 3)]),
+    ]:
+        x = pt.tensor("x", dtype=dtype, shape=(None,) * ndim)
+        f, ref = compile_both([x, w], pt.pad(x, w, mode=mode))
+        assert "Pad" in ops_of(f) and "Scan" not in ops_of(f), ops_of(f)
+        for shape in shapes:
+            xv = (rng.normal(size=shape) * 10).astype(dtype)
+            for widths in [((0, 0),) * ndim, ((1, 2),) * ndim, ((7, 3),) * ndim, ((0, 11),) * ndim, tuple((k, 2 * k + 1) for k in range(ndim))]:
+                if 0 in shape and any(wi != (0, 0) for n, wi in zip(shape, widths) if n == 0):
+                    continue  # the error cases: test_pad_bad_input
+                wv = np.array(widths, dtype="int64")
+                got = f(xv, wv)
+                assert_same(got, np.pad(xv, widths, mode=mode), err_msg=f"{shape} {widths} vs numpy")
+                if c_agrees(shape, widths, mode):
+                    assert_same(got, ref(xv, wv), err_msg=f"{shape} {widths} vs C")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_constant_widths(mode):
+    """Widths known when compiling (a scalar, a pair, one pair per axis) give output dims
+    checkable before the call; special float values are copied as they are."""
+    x = pt.matrix("x")
+    outputs = [pt.pad(x, 2, mode=mode), pt.pad(x, (1, 3), mode=mode), pt.pad(x, ((0, 5), (4, 0)), mode=mode)]
+    f, ref = compile_both([x], outputs)
+    xv = np.array([[np.nan, -0.0, np.inf], [1.5, -np.inf, 0.0]])
+    for g, w, r in zip(f(xv), [2, (1, 3), ((0, 5), (4, 0))], ref(xv)):
+        assert_same(g, np.pad(xv, w, mode=mode))
+        assert_same(g, r)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_bad_input(mode):
+    """A negative width or a nonzero width on an empty axis raises ValueError, as numpy
+    does (C's graph returns a result there); a zero width on an empty axis is fine."""
+    x, w = pt.matrix("x"), pt.lvector("w")
+    f = pytensor.function([x, w], pt.pad(x, w, mode=mode), mode=MLIR)
+    for xv, wv in [(np.ones((3, 4)), [-1, 2]), (np.ones((0, 4)), [1, 0]), (np.ones((3, 0)), [0, 2])]:
+        with pytest.raises(ValueError) as want:
+            np.pad(xv, wv, mode=mode)
+        with pytest.raises(ValueError) as got:
+            f(xv, np.array(wv))
+        assert str(want.value) in str(got.value)
+    assert f(np.ones((0, 4)), np.array([0, 0])).shape == (0, 4)
+    # pad_width that does not broadcast to (ndim, 2).
+    w3 = pt.lvector("w3")
+    g = pytensor.function([x, w3], pt.pad(x, w3, mode=mode), mode=MLIR)
+    with pytest.raises(ValueError, match="broadcast"):
+        g(np.ones((3, 4)), np.array([1, 2, 3]))
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+def test_pad_gradient(mode):
+    """pytensor.grad through pad: PyTensor's pullback (a Scan's gradient) lowered as the
+    adjoint of the gather, against C and numpy's index map; run-time widths (output dims
+    known only in the kernel, so the cost uses y alone) and constant ones."""
+    rng = np.random.default_rng(1)
+    x, w = pt.tensor3("x"), pt.lmatrix("w")
+    y = pt.pad(x, w, mode=mode)
+    gx = pytensor.grad((y ** 3 / 3 + pt.sin(y)).sum(), x)
+    f, ref = compile_both([x, w], [y, gx])
+    assert "Scan" not in ops_of(f), ops_of(f)
+    for shape, widths in [
+        ((3, 4, 2), ((1, 2), (0, 0), (3, 1))),
+        ((2, 3, 3), ((5, 0), (7, 9), (2, 2))),
+        ((1, 2, 3), ((2, 3), (1, 1), (0, 4))),
+        ((3, 1, 2), ((0, 0), (4, 2), (1, 0))),
+    ]:
+        xv = rng.normal(size=shape)
+        wv = np.array(widths, dtype="int64")
+        got_y, got_g = f(xv, wv)
+        assert_same(got_y, np.pad(xv, widths, mode=mode))
+        assert_same(got_g, numpy_grad(got_y ** 2 + np.cos(got_y), shape, widths, mode), rtol=1e-12, err_msg=f"{shape} {widths}")
+        if c_agrees(shape, widths, mode):
+            assert_same(got_g, ref(xv, wv)[1], rtol=1e-12, err_msg=f"{shape} {widths} vs C")
+    # Constant widths: the output's dims are known before the call, so another input of
+    # that shape can weight it.
+    m, weights = pt.matrix("m"), pt.matrix("weights")
+    gm = pytensor.grad((pt.pad(m, ((2, 7), (0, 3)), mode=mode) * weights).sum(), m)
+    f = pytensor.function([m, weights], gm, mode=MLIR)
+    mv, wt = rng.normal(size=(3, 4)), rng.normal(size=(12, 7))
+    assert_same(f(mv, wt), numpy_grad(wt, (3, 4), ((2, 7), (0, 3)), mode), rtol=1e-12)
+
+
+def test_other_pad_modes_keep_their_inner_graph():
+    """The other modes still go through the inner graph ("edge" in test_construct)."""
+    x = pt.matrix("x")
+    f, ref = compile_both([x], pt.pad(x, ((1, 2), (3, 0)), mode="constant", constant_values=-1.5))
+    xv = np.arange(6.0).reshape(2, 3)
+    assert_same(f(xv), ref(xv))
+
+
+def test_pad_output_shape_used_in_the_graph():
+    """`y.shape` of such a pad is x.shape plus the widths (a rewrite of the MLIR modes),
+    not PyTensor's inference from the inner graph, which holds the Scan."""
+    x, w = pt.matrix("x"), pt.lmatrix("w")
+    outputs = []
+    for mode in ["reflect", "symmetric"]:
+        y, z = pt.pad(x, ((2, 5), (0, 3)), mode=mode), pt.pad(x, w, mode=mode)
+        outputs += [(y * pt.arange(y.shape[1])).sum() + y.shape[0], z.shape, z.shape[1] * 2]
+    f, ref = compile_both([x, w], outputs)
+    assert "Scan" not in ops_of(f), ops_of(f)
+    for xv, wv in [(np.arange(12.0).reshape(3, 4), [[2, 5], [0, 3]]), (np.ones((2, 2)), [[0, 0], [4, 1]])]:
+        for i, (g, r) in enumerate(zip(f(xv, np.array(wv)), ref(xv, np.array(wv)))):
+            assert_same(g, r, err_msg=f"output {i}")
