@@ -1,16 +1,19 @@
 //! The exponential and logarithm family: expm1, log1p, exp2, log2, log10, the hyperbolic
 //! functions and their inverses, sigmoid, softplus, log1mexp.
 //!
-//! Everything here is built on IREE's `math.exp` and `math.log`, which are within 0.5 ULP
-//! in f64 (measured: 0.5008 ULP max on 3,000 points each near 1, among tiny and huge
-//! magnitudes, and over the whole range), plus formulas that do not lose what those two
-//! get right: Kahan's expm1 and log1p (the rounding error of `exp(x)` or `1 + x` cancels
-//! between numerator and denominator), fdlibm-style choices of formula per range for the
-//! hyperbolic functions, and exact scaling by powers of two. IREE's own expm1, log1p, sinh,
-//! asinh, acosh and atanh are thousands of ULP off in f64 (../shared/FACTS.md).
+//! In f64 the exponential and the logarithm themselves are ours too (`exp_own`,
+//! `log_own`, used through `F::exp`/`F::log`): IREE lowers f64 `math.exp` and `math.log`
+//! on llvm-cpu to a scalar libm call per element (accurate, 0.5 ULP, but it keeps every
+//! kernel around it unvectorized). Both are within 1 ULP: exp as 2^k (1 + expm1(r)) on a
+//! Taylor kernel, log in fdlibm's arrangement with atanh's series. Around them, formulas
+//! that do not lose what those get right: Kahan-style log1p (the rounding error of
+//! `1 + x` added back), a Taylor expm1 with r + r^2/2 to twice the precision, fdlibm-style
+//! choices of formula per range for the hyperbolic functions (each one expm1 or one log),
+//! and exact scaling by powers of two. IREE's own expm1, log1p, sinh, asinh, acosh and
+//! atanh are thousands of ULP off in f64 (../shared/FACTS.md).
 //!
-//! Each function works on its argument's float type, f32 or f64, with IREE's exp and log of
-//! that type. On llvm-cpu (and CUDA) `scalar.rs` calls the f64 versions for f32 data and
+//! Each function works on its argument's float type, f32 or f64 (in f32 on the target's
+//! exp and log). On llvm-cpu (and CUDA) `scalar.rs` calls the f64 versions for f32 data and
 //! rounds once, which makes them nearly correctly rounded; the f32 versions are what
 //! Vulkan and Metal get (whose f32 exp and log are the device's: lavapipe's exp is within
 //! 68 ULP, so nothing built on it is better there). Split constants (hi + lo) come from
@@ -31,7 +34,7 @@ const INV_LN10_LO: PerType = (1.098319650216765e-17, -1.0103049952192578e-08);
 const LOG10_2_HI: PerType = (0.30102999566395283, 0.301025390625);
 const LOG10_2_LO: PerType = (2.8363394551044964e-14, 4.605039066518657e-06);
 
-/// log(u), relative to itself also for u near 1. In f64 that is IREE's `math.log` (0.5 ULP
+/// log(u), relative to itself also for u near 1. In f64 that is `log_own` (within 1 ULP,
 /// measured, near 1 too). In f32 (the Vulkan and Metal path) the device's log may be
 /// accurate only in absolute terms (lavapipe's log(1 + 4.5e-5) was 4e-4 off relatively):
 /// within 1/4 of 1 it is 2 atanh(s) = 2s(1 + s^2/3 + s^4/5 + s^6/7 + s^8/9) with
