@@ -85,3 +85,14 @@ def raises_like(f, ref, values):
     with pytest.raises(want.type) as got:
         f(*values)
     return got.value, want.value
+
+
+def scalar_op_names(f):
+    """The scalar ops of f's Elemwise nodes, those inside Composites included."""
+    names = set()
+    for node in f.maker.fgraph.apply_nodes:
+        op = getattr(node.op, "scalar_op", None)
+        names.add(type(op).__name__)
+        if type(op).__name__ == "Composite":
+            names |= {type(n.op).__name__ for n in op.fgraph.apply_nodes}
+    return names

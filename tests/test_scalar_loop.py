@@ -8,18 +8,7 @@ import pytest
 from pytensor.scalar import ScalarLoop, float64, int64, float32
 from pytensor.tensor.elemwise import Elemwise
 
-from conftest import C, MLIR, assert_all_same, assert_same
-
-
-def scalar_op_names(f):
-    """The scalar ops of f's Elemwise nodes, those inside Composites included."""
-    names = set()
-    for node in f.maker.fgraph.apply_nodes:
-        op = getattr(node.op, "scalar_op", None)
-        names.add(type(op).__name__)
-        if type(op).__name__ == "Composite":
-            names |= {type(n.op).__name__ for n in op.fgraph.apply_nodes}
-    return names
+from conftest import C, MLIR, assert_all_same, assert_same, scalar_op_names
 
 
 def test_for_loop_with_state_of_several_dtypes_and_constants():

@@ -190,14 +190,7 @@ impl Plan {
                         continue;
                     }
                     let n = b.tensor_dim(&arrays[j], k);
-                    size = Some(match size {
-                        None => n,
-                        Some(s) => {
-                            let one = b.constant_index(1);
-                            let is_one = b.cmpi(CmpI::Eq, &s, &one);
-                            b.select(&is_one, &n, &s)
-                        }
-                    });
+                    size = Some(broadcast_extent(b, size, n));
                 }
                 size.unwrap_or_else(|| b.constant_index(1))
             })
@@ -486,4 +479,17 @@ pub(super) fn take_rows(b: &mut Block, x: &Value, x_ty: &IrType, last: &Value, u
             Ok::<_, String>(body.scf_if(&found, &[old.scalar()], |then| vec![then.tensor_extract(&updates, &index)], |_| vec![old.clone()]))
         })?
         .remove(0))
+}
+
+/// One step of numpy's broadcast of run-time extents that may be 1: the extent so far
+/// (none yet: `n`), unless it is 1, where `n` takes over. Mismatches are checked apart.
+pub(super) fn broadcast_extent(b: &mut Block, so_far: Option<Value>, n: Value) -> Value {
+    match so_far {
+        None => n,
+        Some(s) => {
+            let one = b.constant_index(1);
+            let is_one = b.cmpi(CmpI::Eq, &s, &one);
+            b.select(&is_one, &n, &s)
+        }
+    }
 }

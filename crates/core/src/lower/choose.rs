@@ -6,6 +6,7 @@
 //! it. No choice at all (`n == 0`) raises `ValueError`, as numpy does. Choices given as a
 //! Python list are a `TypedList` (`MakeList`), which is not lowered.
 
+use super::advanced::broadcast_extent;
 use super::construct::output_sizes;
 use super::shapes::{Dim, DimExpr};
 use super::subtensor::{check, guarded_extract, int_to_index};
@@ -58,14 +59,7 @@ pub fn choose(cx: &mut Context, b: &mut Block, node: &Node, mode: RavelMode) -> 
                 own.push(d);
             }
             let n = b.tensor_dim(if is_a { &a } else { &c }, axis);
-            size = Some(match size {
-                None => n,
-                Some(s) => {
-                    let one = b.constant_index(1);
-                    let is_one = b.cmpi(CmpI::Eq, &s, &one);
-                    b.select(&is_one, &n, &s)
-                }
-            });
+            size = Some(broadcast_extent(b, size, n));
         }
         let dim = match own[..] {
             [] => Dim::Static(1),
