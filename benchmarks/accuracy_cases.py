@@ -323,6 +323,12 @@ PSI_ROOT = 1.4616321449683622
 
 CASES = [
     # The exponential and logarithm family (crates/core/src/lower/scalar_math/exp_log.rs).
+    Case("exp", pt.exp, real(mpmath.exp), (log(1e-320, 750), uniform(-2, 2), uniform(-750, 720), uniform(-110, 95, only="float32")),
+         edges=(709.782712893384, 709.7827128933841, -708.3964185322641, -745.1332191019411, -745.1332191019412,
+                88.72283, 88.72284, -87.33655, -103.97208, 1e-300)),
+    Case("log", pt.log, real(mpmath.log), (log(1e-320, HUGE, +1), log(1e-18, 0.5, 0, center=1.0), uniform(0, 4)),
+         edges=(1.0, 2.0, 0.5, 2.718281828459045, 0.7071067811865476, 1.4142135623730951, -1.0)),
+    Case("sqrt", pt.sqrt, real(mpmath.sqrt), (log(1e-320, HUGE, +1), uniform(0, 4)), edges=(4.0, 2.0, -1.0, 1e-310)),
     Case("log1p", pt.log1p, real(mpmath.log1p),
          (log(1e-320, HUGE, +1), log(1e-320, 1, -1), log(1e-18, 1, +1, center=-1.0), uniform(-1, 4)),
          edges=(-1.0, -0.5, 1.0)),
@@ -635,6 +641,56 @@ CASES.append(
                 13.0, 1.0, 1.0, 1e300, 1e-300, 1e300, 2.0, 1e-300, 0.5, 1e3, 1e3, 0.5, 1e-3, 1e-3, -1.0, -2.0,
                 np.inf, 1.0, -np.inf, -1.0, 1.0, np.inf, 0.0, -np.inf, 1.0, -0.0, np.nan, 1.0, 1.0, np.nan))
 )  # fmt: skip
+def _pow(x, y):
+    """x ** y as C99's pow: 1 where y is 0 or x is 1 (nan too); a negative base to an
+    integer power signed by the power's parity, to a non-integer power nan (mpmath: complex)."""
+    if y == 0 or x == 1:
+        return mpmath.mpf(1)
+    if mpmath.isnan(x) or mpmath.isnan(y):
+        return mpmath.mpf("nan")
+    if x == 0:
+        return mpmath.mpf(0) if y > 0 else mpmath.inf
+    if x < 0:
+        if mpmath.isinf(y):
+            return mpmath.mpf(1) if x == -1 else mpmath.power(-x, y)
+        if y != mpmath.floor(y):
+            return mpmath.mpf("nan")
+        r = mpmath.power(-x, y)
+        return -r if y % 2 == 1 else r
+    return mpmath.power(x, y)
+
+
+def _pow_points(dtype, n, rng):
+    """(x, y): a quarter with x log-uniform over the whole positive range and y such that
+    y log x is uniform over the results' range, subnormals included (-745..709, -104..88 in
+    float32); a quarter with x near 1 (1 +- 1e-18..0.5) and |y| log-uniform up to 1e5 (x ** y
+    of a large power: the error is |y| times log's); a quarter negative bases with integer
+    powers in [-60, 60]; a quarter both log-uniform and independent (signs random: overflow,
+    underflow, nan of a negative base)."""
+    f64 = np.dtype(dtype) == np.float64
+    lo, hi = (1e-320, 1.7e308) if f64 else (1e-45, 3.4e38)
+    top, bottom = (709.0, -745.0) if f64 else (88.0, -103.0)
+    k = n // 4
+    x = 10.0 ** rng.uniform(np.log10(lo), np.log10(hi), n)
+    y = rng.uniform(bottom, top, n) / np.log(x)
+    x[k : 2 * k] = 1 + np.where(rng.random(k) < 0.5, -1, 1) * 10.0 ** rng.uniform(-18 if f64 else -9, np.log10(0.5), k)
+    y[k : 2 * k] = np.where(rng.random(k) < 0.5, -1, 1) * 10.0 ** rng.uniform(0, 5, k)
+    x[2 * k : 3 * k] = -(10.0 ** rng.uniform(-5, 5, k))
+    y[2 * k : 3 * k] = rng.integers(-60, 61, k)
+    x[3 * k :] = np.where(rng.random(n - 3 * k) < 0.5, -1, 1) * 10.0 ** rng.uniform(-10, 10, n - 3 * k)
+    y[3 * k :] = np.where(rng.random(n - 3 * k) < 0.5, -1, 1) * 10.0 ** rng.uniform(-3, 3, n - 3 * k)
+    return np.stack([x, y])
+
+
+CASES.append(
+    Case("pow", lambda x, y: x**y, _pow, (), arity=2, sampler=_pow_points,
+         edges=(0.0, 0.0, 0.0, 2.0, 0.0, -2.0, 2.0, 0.5, 2.0, -1074.0, 2.0, 1024.0, 2.0, 1023.0, -2.0, 3.0, -2.0, -3.0,
+                -1.0, np.inf, 0.5, np.inf, 2.0, -np.inf, np.inf, -1.0, -np.inf, 3.0, -np.inf, 2.0, np.nan, 0.0,
+                1.0, np.nan, np.nan, 1.0, -8.0, 1.0 / 3.0, 5e-324, 0.5, 5e-324, -0.5, 1e-300, 1.001, 10.0, 308.0,
+                10.0, -323.0, 1.0000001, 7.1e9, 0.9999999, -7.4e9))
+)  # fmt: skip
+
+
 def _ive(v, x):
     """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
     and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v

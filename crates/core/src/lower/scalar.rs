@@ -718,8 +718,7 @@ fn pow(b: &mut Block, ins: &[Scalar], out: DType) -> Result<Value, String> {
 /// nan for every negative base, for 0 ** 0 and 1 ** inf, and 500 ulps off near overflow.
 /// Here the magnitude is `exp(y * log|x|)` with log|x| to twice the precision
 /// (`exp_log::log_double`) and the product's rounding error (by FMA) added back inside
-/// the exp (`exp_scaled`), which keeps it within about 1e-16 * |y| relative; then the
-/// special cases, and the sign.
+/// the exp (`exp_log::exp_double`); then the special cases, and the sign.
 pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
     let ty = ScalarType::F64;
     let zero = b.constant_f64(0.0, ty);
@@ -736,12 +735,10 @@ pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
     let p = b.arith(Arith::MulF, y, &log);
     let minus_p = b.negf(&p);
     let p_rounding = b.fma(y, &log, &minus_p);
+    // (exp_double drops the low part where p is past its clamps or the low part is
+    // not finite.)
     let p_low = b.fma(y, &log_lo, &p_rounding);
-    let p_finite = is_finite(b, &p);
-    let low_finite = is_finite(b, &p_low);
-    let low_ok = b.arith(Arith::AndI, &p_finite, &low_finite);
-    let p_low = b.select(&low_ok, &p_low, &zero);
-    let magnitude = exp_scaled(b, &p, &p_low);
+    let magnitude = exp_log::exp_double(b, &p, &p_low);
     // An odd integer power of a negative base (-0.0 and -inf too) is negative.
     let y_trunc = b.math(MathUnary::Trunc, y);
     let y_integer = b.cmpf(CmpF::Oeq, &y_trunc, y);
@@ -778,71 +775,6 @@ pub(crate) fn float_pow(b: &mut Block, x: &Value, y: &Value) -> Value {
     let unit = b.arith(Arith::OrI, &y_zero, &x_one);
     let unit = b.arith(Arith::OrI, &unit, &minus_one_inf);
     b.select(&unit, &one, &r)
-}
-
-/// `exp(p + low)` on f64 (`low` a rounding error of `p`), as `exp(r) * 2^k` with
-/// `r = p + low - k*ln2` and |r| <= ln2/2: the power of two is exact, so a result next to
-/// overflow or among the subnormals is not lost to an `exp(p)` that overflows or flushes
-/// on the way.
-fn exp_scaled(b: &mut Block, p: &Value, low: &Value) -> Value {
-    let ty = ScalarType::F64;
-    // Past +-1200, exp is inf or 0 anyway (and `low` meaningless): the clamp keeps k in
-    // range; nan stays nan.
-    let limit = b.constant_f64(1200.0, ty);
-    let minus_limit = b.constant_f64(-1200.0, ty);
-    let above = b.cmpf(CmpF::Ogt, p, &limit);
-    let p = b.select(&above, &limit, p);
-    let below = b.cmpf(CmpF::Olt, &p, &minus_limit);
-    let p = b.select(&below, &minus_limit, &p);
-    let clamped = b.arith(Arith::OrI, &above, &below);
-    let zero = b.constant_f64(0.0, ty);
-    let low = b.select(&clamped, &zero, low);
-    let k = nearest_ln2_multiple(b, &p);
-    let minus_k = b.negf(&k);
-    let r = minus_ln2_multiple(b, &p, &minus_k);
-    let r = b.arith(Arith::AddF, &r, &low);
-    let e = exp_log::exp(b, &r);
-    let k = b.cast(Cast::FPToSI, &k, ScalarType::I64);
-    scale_by_power_of_two(b, &e, &k)
-}
-
-/// round(v / ln2) as an f64 (0 where v is nan; v within +-1200 or so).
-fn nearest_ln2_multiple(b: &mut Block, v: &Value) -> Value {
-    let ty = ScalarType::F64;
-    let inv_ln2 = b.constant_f64(std::f64::consts::LOG2_E, ty);
-    let half = b.constant_f64(0.5, ty);
-    let k = b.fma(v, &inv_ln2, &half);
-    let k = b.math(MathUnary::Floor, &k);
-    let finite = {
-        let a = b.math(MathUnary::AbsF, &k);
-        let inf = b.constant_f64(f64::INFINITY, ty);
-        b.cmpf(CmpF::Olt, &a, &inf)
-    };
-    let zero = b.constant_f64(0.0, ty);
-    b.select(&finite, &k, &zero)
-}
-
-/// `v + minus_k * ln2`, with ln2 to about 2^-110 (the double nearest it, then the
-/// double nearest what that leaves out), each step one FMA.
-fn minus_ln2_multiple(b: &mut Block, v: &Value, minus_k: &Value) -> Value {
-    let ty = ScalarType::F64;
-    let ln2 = b.constant_f64(std::f64::consts::LN_2, ty);
-    let ln2_low = b.constant_f64(2.319_046_813_846_299_6e-17, ty);
-    let r = b.fma(minus_k, &ln2, v);
-    b.fma(minus_k, &ln2_low, &r)
-}
-
-/// `v * 2^k` for an i64 |k| <= 2044, in two factors that are each a normal f64: exact
-/// unless the result overflows or is subnormal (then rounded once).
-fn scale_by_power_of_two(b: &mut Block, v: &Value, k: &Value) -> Value {
-    let i64t = ScalarType::I64;
-    let two = b.constant_int(2, i64t);
-    let k1 = b.arith(Arith::DivSI, k, &two);
-    let k2 = b.arith(Arith::SubI, k, &k1);
-    let p1 = f64_power_of_two(b, &k1);
-    let p2 = f64_power_of_two(b, &k2);
-    let v = b.arith(Arith::MulF, v, &p1);
-    b.arith(Arith::MulF, &v, &p2)
 }
 
 /// maximum/minimum. On floats, C's `y > x ? y : (x >= y ? x : nan)` (`<`, `<=` for

@@ -104,7 +104,7 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let xc = f.sel(&above, &high_limit, x);
     let below = f.cmp(CmpF::Olt, &xc, &low_limit);
     let xc = f.sel(&below, &low_limit, &xc);
-    let (k, r_hi, r_lo) = reduce_ln2(f, &xc);
+    let (k, r_hi, r_lo) = reduce_ln2(f, &xc, None);
     let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
     let em = f.add(&s, &lo);
     // 2^k expm1(r) + (2^k - 1); k == 0 is em itself (keeps -0.0).
@@ -131,10 +131,11 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     f.keep_nan(x, &r)
 }
 
-/// x = k ln2 + r for a finite x: (k as a float, r as r_hi + r_lo), k = round(x / ln2),
-/// |r| <= ln2/2 (nan x gives k = 0). k * ln2_hi's product is exact in the FMA, and the
-/// sum's rounding error is recovered by Fast2Sum.
-fn reduce_ln2(f: &mut F, x: &Value) -> (Value, Value, Value) {
+/// x (+ x_lo, a rounding error of x, where given) = k ln2 + r for a finite x: (k as a
+/// float, r as r_hi + r_lo), k = round(x / ln2), |r| <= ln2/2 (nan x gives k = 0).
+/// k * ln2_hi's product is exact in the FMA, and the sum's rounding error is recovered
+/// by Fast2Sum.
+fn reduce_ln2(f: &mut F, x: &Value, x_lo: Option<&Value>) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let inv_ln2 = f.k(INV_LN2_HI);
     let half = f.c(0.5);
@@ -146,7 +147,10 @@ fn reduce_ln2(f: &mut F, x: &Value) -> (Value, Value, Value) {
     let ln2_hi = f.k(LN2_HI);
     let ln2_lo = f.k(LN2_LO);
     let t = f.fma(&minus_k, &ln2_hi, x);
-    let klo = f.mul(&minus_k, &ln2_lo);
+    let klo = match x_lo {
+        Some(lo) => f.fma(&minus_k, &ln2_lo, lo),
+        None => f.mul(&minus_k, &ln2_lo),
+    };
     let r_hi = f.add(&t, &klo);
     let back = f.sub(&r_hi, &t);
     let r_lo = f.sub(&klo, &back);
@@ -158,13 +162,37 @@ fn reduce_ln2(f: &mut F, x: &Value) -> (Value, Value, Value) {
 /// twice the precision, so it rounds about once (then once more only where the result
 /// is subnormal). x is clamped to [-746, 710], past which the result is 0 or inf.
 pub(super) fn exp_own(f: &mut F, x: &Value) -> Value {
+    exp_of_sum(f, x, None)
+}
+
+/// e^(p + p_lo) in f64, p_lo a rounding error of p (below an ulp of it): pow's
+/// exponential, where p = y log|x| carries the product's and the logarithm's low parts.
+/// p_lo enters the reduced argument, so a large p (up to 709) loses nothing of it.
+pub fn exp_double(b: &mut Block, p: &Value, p_lo: &Value) -> Value {
+    let mut f = F::new(b, p);
+    assert!(f.f64(), "exp_double is f64 code");
+    exp_of_sum(&mut f, p, Some(p_lo))
+}
+
+fn exp_of_sum(f: &mut F, x: &Value, x_lo: Option<&Value>) -> Value {
     let low = f.c(-746.0);
     let high = f.c(710.0);
     let above = f.cmp(CmpF::Ogt, x, &high);
     let xc = f.sel(&above, &high, x);
     let below = f.cmp(CmpF::Olt, &xc, &low);
     let xc = f.sel(&below, &low, &xc);
-    let (k, r_hi, r_lo) = reduce_ln2(f, &xc);
+    // Past the clamps (and where it is not finite) the low part means nothing.
+    let x_lo = x_lo.map(|lo| {
+        let clamped = f.or(&above, &below);
+        let a = f.abs(lo);
+        let inf = f.c(f64::INFINITY);
+        let finite = f.cmp(CmpF::Olt, &a, &inf);
+        let keep = f.not(&clamped);
+        let keep = f.and(&keep, &finite);
+        let zero = f.c(0.0);
+        f.sel(&keep, lo, &zero)
+    });
+    let (k, r_hi, r_lo) = reduce_ln2(f, &xc, x_lo.as_ref());
     let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
     let one = f.c(1.0);
     // |s| < 1: Fast2Sum.
@@ -257,11 +285,12 @@ fn log_reduced(f: &mut F, m: &Value) -> (Value, Value) {
     (g, u)
 }
 
-/// log(m) for m in [sqrt(1/2), sqrt(2)] to about 2^-60 absolute, as (hi, lo): 2 atanh(s)
-/// with s = (m-1)/(m+1) carried to twice the precision (the division's remainder by FMA)
-/// and the series' tail s z R(z) (below 0.0035) in working precision. What pow needs:
-/// y log x's error is |y| times log's absolute error, and |y| reaches ~1e3 while the
-/// result stays finite.
+/// log(m) for m in [sqrt(1/2), sqrt(2)] to about 2^-70 relative, as (hi, lo): 2 atanh(s)
+/// = 2s + 2s^3/3 + s^3 z R2(z) with s = (m-1)/(m+1) carried to twice the precision (the
+/// division's remainder by FMA), the first tail term 2s^3/3 (up to 0.0034) to twice the
+/// precision too, and the rest (below 6e-5) in working precision. What pow needs: y log x's
+/// error is |y| times log's absolute error, and |y| log|x| reaches 745 while the result
+/// stays finite; with the whole tail in working precision pow was 5.75 ULP off.
 fn log_reduced_double(f: &mut F, m: &Value) -> (Value, Value) {
     let one = f.c(1.0);
     let two = f.c(2.0);
@@ -272,15 +301,32 @@ fn log_reduced_double(f: &mut F, m: &Value) -> (Value, Value) {
     let rem = f.fma(&minus_s, &d, &g);
     let rem = f.fma(&minus_s, &d_lo, &rem);
     let s_lo = f.div(&rem, &d);
-    let z = f.mul(&s, &s);
-    let series = f.poly(&z, &ATANH_SERIES, &ATANH_SERIES);
-    let sz = f.mul(&s, &z);
-    let tail = f.mul(&sz, &series);
-    let hi = f.add(&s, &s);
+    // s^2 and s^3 to twice the precision (s_lo's share to first order).
+    let two_s = f.add(&s, &s);
+    let (z, z_lo) = f.two_prod(&s, &s);
+    let z_lo = f.fma(&two_s, &s_lo, &z_lo);
+    let (c, c_lo) = f.two_prod(&z, &s);
+    let c_lo = f.fma(&z_lo, &s, &c_lo);
+    let c_lo = f.fma(&z, &s_lo, &c_lo);
+    // 2s^3/3 with 2/3 split in two.
+    let (t, t_lo) = f.mul_split(&c, TWO_THIRDS, TWO_THIRDS_LO);
+    let third_hi = f.k(TWO_THIRDS);
+    let t_lo = f.fma(&c_lo, &third_hi, &t_lo);
+    let series = f.poly(&z, &ATANH_SERIES[1..], &ATANH_SERIES[1..]);
+    let cz = f.mul(&c, &z);
+    let rest = f.mul(&cz, &series);
+    // |2s| >= |t|: Fast2Sum; then everything small.
+    let (hi, e) = f.fast_two_sum(&two_s, &t);
     let lo = f.add(&s_lo, &s_lo);
-    let lo = f.add(&lo, &tail);
+    let lo = f.add(&lo, &t_lo);
+    let lo = f.add(&lo, &rest);
+    let lo = f.add(&e, &lo);
     (hi, lo)
 }
+
+/// 2/3 as the double nearest it and what that leaves out.
+const TWO_THIRDS: PerType = (2.0 / 3.0, 2.0 / 3.0);
+const TWO_THIRDS_LO: PerType = (3.700743415417188e-17, 0.0);
 
 /// expm1(r + r_lo) for |r| <= ln2/2 and r_lo below an ulp of r: Taylor's series
 /// r + r^2/2 + r^3 (1/3! + r/4! + ...), with r + r^2/2 (most of the value) carried to
