@@ -379,14 +379,20 @@ def test_leak_small_calls():
     assert grown < 5 * 2**20, f"RSS grew {grown / 2**20:.2f} MiB over 10,000 calls"
 
 
-@pytest.mark.xfail(strict=False, reason="RSS grew 7.6 MiB over 300 calls once after the pooled host allocator was merged: pool fill or a real leak on the read-back path, not yet told apart (issue 5, open)")
 def test_leak_large_calls():
+    """No per-call growth on 1e6-element calls. RSS may step up once (measured: 11.5 MiB at
+    one point within the first 600 calls, then flat for 1,400 more: the pool behind the
+    device's host-visible buffers growing a block), so the growth is measured over three
+    windows of 150 calls: a leak grows in every window, a one-time step in one; the
+    smallest window must stay under 1 MiB (catches ~7 KB a call), the total under 32 MiB."""
     x = vec("x")
     y = vec("y")
     f = pytensor.function([x, y], pt.exp(x) * y, mode=VULKAN)
     a, b = np.zeros(1_000_000, dtype=F32), np.ones(1_000_000, dtype=F32)
-    grown = grown_over(lambda: f(a, b), warmup=20, calls=300)
-    assert grown < 5 * 2**20, f"RSS grew {grown / 2**20:.2f} MiB over 300 calls of 1e6 elements"
+    windows = [grown_over(lambda: f(a, b), warmup=20 if i == 0 else 0, calls=150) for i in range(3)]
+    mib = [round(w / 2**20, 2) for w in windows]
+    assert min(windows) < 2**20, f"RSS grew in every window of 150 calls of 1e6 elements: {mib} MiB"
+    assert sum(windows) < 32 * 2**20, f"RSS grew {sum(mib):.1f} MiB over 450 calls of 1e6 elements: {mib}"
 
 
 def test_leak_failing_calls():
