@@ -2,6 +2,7 @@
 
 import os
 import tempfile
+import threading
 
 # A cache of our own, so that tests counting compiler invocations start from nothing and
 # nothing a previous run compiled decides a result. Set before any compile.
@@ -96,3 +97,22 @@ def scalar_op_names(f):
         if type(op).__name__ == "Composite":
             names |= {type(n.op).__name__ for n in op.fgraph.apply_nodes}
     return names
+
+
+def run_in_threads(work, count):
+    """`work(i)` for i in range(count), each in a thread of its own, all at once; the
+    exceptions they raised (an assertion failing in a thread is otherwise only printed)."""
+    errors = []
+
+    def guarded(i):
+        try:
+            work(i)
+        except Exception as e:  # noqa: BLE001 - returned to the caller
+            errors.append(e)
+
+    threads = [threading.Thread(target=guarded, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors

@@ -7,13 +7,12 @@ skipped, with the reason, only where there is none. They compare with the C back
 the CPU tests do: float32 and float64 (CUDA devices have both), integers, reductions,
 indexing errors, dynamic shapes, subnormals, threads, leaks."""
 
-import threading
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import assert_same, check, compile_both, raises_like
+from conftest import assert_same, check, compile_both, raises_like, run_in_threads
 from test_leak import grown_over
 
 import pytensor_mlir
@@ -141,11 +140,8 @@ def test_threads():
         for _ in range(20):
             results[k] = f(values[k])
 
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(values))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(run, len(values))
+    assert not errors, errors
     for k, v in enumerate(values):
         assert_same(results[k], ref(v))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import MLIR, assert_same, check
+from conftest import MLIR, assert_same, check, run_in_threads
 
 from pytensor_mlir import _core
 
@@ -125,24 +125,16 @@ def test_compiled_object_is_safe_from_many_threads():
     y = pt.vector("y")
     f = pytensor.function([x, y], pt.exp(x) * y + x, mode=MLIR)
     compiled = f.maker.linker.compiled
-    errors = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
-        try:
-            for _ in range(200):
-                n = int(rng.integers(0, 300))
-                a, b = rng.normal(size=n), rng.normal(size=n)
-                (got,) = compiled(a, b)
-                np.testing.assert_allclose(got, np.exp(a) * b + a, rtol=1e-12, atol=1e-12)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(200):
+            n = int(rng.integers(0, 300))
+            a, b = rng.normal(size=n), rng.normal(size=n)
+            (got,) = compiled(a, b)
+            np.testing.assert_allclose(got, np.exp(a) * b + a, rtol=1e-12, atol=1e-12)
 
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(work, 8)
     assert not errors, errors
 
 
@@ -158,11 +150,8 @@ def test_functions_of_one_graph_in_many_threads():
             r = fns[i](a)
         results[i] = (a, r)
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(work, 4)
+    assert not errors, errors
     for a, r in results.values():
         assert_same(r, np.sqrt(a) + 1)
 
