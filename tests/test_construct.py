@@ -294,3 +294,34 @@ def test_choose_like_c(mode):
     for args in bad:
         got, want = raises_like(f, ref, args)
         assert isinstance(got, ValueError), got
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_choose_of_a_list_like_c(mode):
+    # Choices given as a Python list (PyTensor's TypedList, stacked by our rewrite): values
+    # like the C backend (numpy's choose), a broadcasting against the choices; an entry out
+    # of range raises in mode raise; choices whose run-time lengths differ raise ValueError
+    # (numpy would broadcast a length-1 one; PyTensor's rule: only static 1 broadcasts).
+    a, x, y, z = pt.lmatrix("a"), pt.vector("x"), pt.vector("y"), pt.vector("z")
+    i, j = pt.vector("i", dtype="int16"), pt.vector("j", dtype="int16")
+    outputs = [pt.choose(a, [x, y, z], mode=mode), pt.choose(a[0] % 2, [i, j], mode=mode)]
+    f, ref = check_with("Choose", [a, x, y, z, i, j], outputs, [])
+    assert "MakeList" not in ops_of(f)
+    rng = np.random.default_rng(11)
+    lo, hi = (0, 3) if mode == "raise" else (-5, 7)
+    for rows in (1, 3):
+        args = [rng.integers(lo, hi, size=(rows, 4)), *rng.normal(size=(3, 4)), *rng.integers(-9, 9, size=(2, 4)).astype("int16")]
+        for k, (g, w) in enumerate(zip(f(*args), ref(*args))):
+            assert_same(g, w, err_msg=f"{rows} rows: output {k}")
+    good = [np.zeros((2, 4), "int64"), *np.ones((3, 4)), *np.ones((2, 4), "int16")]
+    bad = [[good[0], good[1][:3], *good[2:]]]  # choices of different lengths
+    if mode == "raise":
+        bad.append([good[0] + 3, *good[1:]])  # an entry past the last choice
+    for args in bad:
+        got, want = raises_like(f, ref, args)
+        assert isinstance(got, ValueError), got
+    # Choices of more dimensions than a: numpy's result would have more than PyTensor's
+    # type says; left to the TypedList, refused by name.
+    v, m = pt.lvector("v"), pt.matrix("m")
+    with pytest.raises(NotImplementedError, match="MakeList"):
+        pytensor.function([v, m], pt.choose(v, [m, m]), mode=MLIR)

@@ -9,9 +9,11 @@ from pytensor.compile.builders import OpFromGraph
 from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
 from pytensor.scan.op import Scan
+from pytensor.tensor.basic import Choose
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
 from pytensor.tensor.shape import Shape
+from pytensor.typed_list.basic import MakeList
 
 # The tag of this module's rewrites; in MLIRLinker.required_rewrites.
 TAG = "mlir"
@@ -92,3 +94,30 @@ def shape_of_reflecting_pad(fgraph, node):
 # Right after the plain OpFromGraphs are inlined, before any rewrite that brings in shape
 # inference (the scan rewrites at 0.05, ShapeOpt at 0.1).
 optdb.register("mlir_shape_of_reflecting_pad", dfs_rewriter(shape_of_reflecting_pad), TAG, position=-0.008)
+
+
+@node_rewriter([Choose])
+def choose_of_a_list(fgraph, node):
+    """`choose(a, stack(broadcast_arrays(*choices)))` for a `choose` whose choices are a
+    Python list (PyTensor makes it a `TypedList`, which the core does not lower).
+
+    numpy's `choose` turns the list into one array: the choices stacked, then broadcast
+    with `a` by the tensor form of the Op. PyTensor types the list form's output with
+    `a`'s dimensions only; choices of more dimensions than `a` (where numpy's result would
+    have more) are left alone (and refused).
+    """
+    a, choices = node.inputs
+    if choices.owner is None or not isinstance(choices.owner.op, MakeList):
+        return None
+    items = choices.owner.inputs
+    if not items or items[0].ndim > a.ndim:
+        return None
+    # MakeList holds items of one type. Their lengths may still differ at run time: the
+    # stack raises ValueError there, by PyTensor's rule that only a dim of static length 1
+    # broadcasts (numpy's choose would broadcast a length-1 choice).
+    stacked = pt.stack(items)
+    out = node.op(a, stacked)
+    return [node.outputs[0].type.filter_variable(out, allow_convert=True)]
+
+
+optdb["specialize"].register("mlir_choose_of_a_list", choose_of_a_list, TAG)
