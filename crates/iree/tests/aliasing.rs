@@ -19,15 +19,7 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
         let a = HostArray::f64(&[1.0, 2.0, 3.0]);
         let copies = input_copy_count();
         for _ in 0..10 {
-            let out = module
-                .call(
-                    &f,
-                    &[
-                        a.input(&[3], ElementType::F64),
-                        a.input(&[3], ElementType::F64),
-                    ],
-                )
-                .unwrap();
+            let out = call_f64_vectors(&module, &f, &[&a, &a], 3).unwrap();
             assert_eq!(f64_values(out[0].bytes()), [1.0, 4.0, 9.0]);
             assert!(
                 out[0].is_mapped(),
@@ -40,15 +32,7 @@ fn aligned_inputs_are_not_copied_and_results_never_alias_them() {
             "aligned inputs must be imported ({driver})"
         );
         let unaligned = HostArray::misaligned(&f64_bytes(&[1.0, 2.0, 3.0]));
-        module
-            .call(
-                &f,
-                &[
-                    unaligned.input(&[3], ElementType::F64),
-                    a.input(&[3], ElementType::F64),
-                ],
-            )
-            .unwrap();
+        call_f64_vectors(&module, &f, &[&unaligned, &a], 3).unwrap();
         assert_eq!(input_copy_count(), copies + 1);
         assert_imports_released(driver);
 

@@ -7,15 +7,7 @@ use pytensor_mlir_iree::{ElementType, HostInput, RuntimeError, IMPORT_ALIGNMENT}
 fn call_mul(module: &pytensor_mlir_iree::Module, a: &[f64], b: &[f64]) -> Vec<f64> {
     let f = module.function("module.main").unwrap();
     let (ha, hb) = (HostArray::f64(a), HostArray::f64(b));
-    let out = module
-        .call(
-            &f,
-            &[
-                ha.input(&[a.len()], ElementType::F64),
-                hb.input(&[b.len()], ElementType::F64),
-            ],
-        )
-        .unwrap();
+    let out = call_f64_vectors(module, &f, &[&ha, &hb], a.len()).unwrap();
     assert_eq!(out.len(), 1);
     assert_eq!(out[0].shape(), &[a.len()]);
     assert_eq!(out[0].element(), ElementType::F64);
@@ -99,15 +91,7 @@ func.func @main(%a: tensor<?xf64>, %b: tensor<?xf64>) -> (tensor<?xf64>, tensor<
         let f = module.function("module.main").unwrap();
         let a = HostArray::f64(&[1.0, 5.0, 3.0]);
         let b = HostArray::f64(&[2.0, 4.0, 3.0]);
-        let out = module
-            .call(
-                &f,
-                &[
-                    a.input(&[3], ElementType::F64),
-                    b.input(&[3], ElementType::F64),
-                ],
-            )
-            .unwrap();
+        let out = call_f64_vectors(&module, &f, &[&a, &b], 3).unwrap();
         assert_eq!(out.len(), 3);
         assert_eq!(f64_values(out[0].bytes()), [3.0, 9.0, 6.0]);
         assert_eq!(f64_values(out[1].bytes()), [-1.0, 1.0, 0.0]);
@@ -242,15 +226,7 @@ fn mismatched_inputs_are_errors() {
     );
 
     // The module is still usable after each failure.
-    let out = module
-        .call(
-            &f,
-            &[
-                a.input(&[3], ElementType::F64),
-                a.input(&[3], ElementType::F64),
-            ],
-        )
-        .unwrap();
+    let out = call_f64_vectors(&module, &f, &[&a, &a], 3).unwrap();
     assert_eq!(f64_values(out[0].bytes()), [1.0, 4.0, 9.0]);
 }
 

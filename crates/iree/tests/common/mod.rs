@@ -1,7 +1,9 @@
 //! Shared helpers of the integration tests: the compiler, MLIR samples, aligned arrays.
 #![allow(dead_code)] // each test binary uses a different subset
 
-use pytensor_mlir_iree::{Compiler, Device, ElementType, HostInput, Module, Target};
+use pytensor_mlir_iree::{
+    Compiler, Device, ElementType, Function, HostInput, Module, OutputBuffer, RuntimeError, Target,
+};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -38,7 +40,9 @@ fn workspace_wheel_library() -> PathBuf {
 /// The target of a local driver: local-sync modules are compiled for the inline
 /// execution model, local-task ones for the full HAL, as the Python package does.
 pub fn target(driver: &str) -> Target {
-    Target::LlvmCpu { driver: driver.to_string() }
+    Target::LlvmCpu {
+        driver: driver.to_string(),
+    }
 }
 
 /// `mlir` compiled for local-sync (the inline execution model).
@@ -54,7 +58,8 @@ pub fn compile_for(driver: &str, mlir: &str) -> Vec<u8> {
 
 /// `vmfb` (compiled with `compile_for(driver, ..)`) loaded on a device of `driver`.
 pub fn load_vmfb(driver: &str, vmfb: Vec<u8>) -> Module {
-    Module::load_as(target(driver).execution_model(), device(driver), vmfb).unwrap_or_else(|e| panic!("load: {e}"))
+    Module::load_as(target(driver).execution_model(), device(driver), vmfb)
+        .unwrap_or_else(|e| panic!("load: {e}"))
 }
 
 pub fn device(driver: &str) -> Arc<Device> {
@@ -130,6 +135,21 @@ impl HostArray {
             element,
         }
     }
+}
+
+/// `f` called on f64 vectors of length `len`, one per array.
+pub fn call_f64_vectors(
+    module: &Module,
+    f: &Function,
+    arrays: &[&HostArray],
+    len: usize,
+) -> Result<Vec<OutputBuffer>, RuntimeError> {
+    let shape = [len];
+    let inputs: Vec<HostInput> = arrays
+        .iter()
+        .map(|a| a.input(&shape, ElementType::F64))
+        .collect();
+    module.call(f, &inputs)
 }
 
 pub fn f64_bytes(values: &[f64]) -> Vec<u8> {
