@@ -6,13 +6,12 @@ Every test here needs a Vulkan device and is skipped, with the reason, only when
 none (no Vulkan loader, or no device: `apt-get install mesa-vulkan-drivers libvulkan1`)."""
 
 import gc
-import threading
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import assert_same, check, compile_both, raises_like, vulkan_devices
+from conftest import assert_same, check, compile_both, raises_like, run_in_threads, vulkan_devices
 from test_leak import grown_over
 
 import pytensor_mlir
@@ -130,32 +129,20 @@ def test_integer_and_bool_ops(dtype):
         assert_same(got, w)
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytensor_mlir.MLIR,
-        pytest.param(
-            VULKAN,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="INT_MIN % y is wrong on Vulkan (lavapipe gave 23 for -2**31 % 75, numpy 52): "
-                "the lowering's arith.remsi goes through MLIR's SPIR-V remainder emulation",
-            ),
-        ),
-    ],
-    ids=["cpu", "vulkan"],
-)
+@pytest.mark.parametrize("mode", [pytensor_mlir.MLIR, VULKAN], ids=["cpu", "vulkan"])
 def test_int_min_floor_division_and_modulo_against_numpy(mode):
     """Against numpy, not the C backend: PyTensor's C code gives 28633114 for
     -2**31 // 75 (numpy: -28633116) and 98 for -2**31 % 75 (numpy: 52)."""
-    x = pt.vector("x", dtype="int32")
-    y = pt.vector("y", dtype="int32")
-    f = pytensor.function([x, y], [x // y, x % y], mode=mode)
-    a = np.array([-(2**31), -(2**31), -(2**31) + 1], dtype="int32")
-    b = np.array([75, 3, 7], dtype="int32")
-    div, mod = f(a, b)
-    assert_same(div, a // b)
-    assert_same(mod, a % b)
+    for dtype in ["int8", "int16", "int32", "int64"]:
+        lo = np.iinfo(dtype).min
+        x = pt.vector("x", dtype=dtype)
+        y = pt.vector("y", dtype=dtype)
+        f = pytensor.function([x, y], [x // y, x % y], mode=mode)
+        a = np.array([lo, lo, lo + 1, lo, 7, -7, lo, 100], dtype=dtype)
+        b = np.array([75, 3, 7, lo, lo, lo, -3, -7], dtype=dtype)
+        div, mod = f(a, b)
+        assert_same(div, a // b)
+        assert_same(mod, a % b)
 
 
 def test_int64_values_beyond_32_bits():
@@ -322,24 +309,16 @@ def test_threads():
     y = vec("y")
     f = pytensor.function([x, y], pt.exp(x) * y + x, mode=VULKAN)
     compiled = f.maker.linker.compiled
-    errors = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
-        try:
-            for _ in range(50):
-                n = int(rng.integers(0, 300))
-                a, b = rng.normal(size=n).astype(F32), rng.normal(size=n).astype(F32)
-                (got,) = compiled(a, b)
-                np.testing.assert_allclose(got, np.exp(a) * b + a, rtol=1e-5, atol=1e-6)
-        except Exception as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for _ in range(50):
+            n = int(rng.integers(0, 300))
+            a, b = rng.normal(size=n).astype(F32), rng.normal(size=n).astype(F32)
+            (got,) = compiled(a, b)
+            np.testing.assert_allclose(got, np.exp(a) * b + a, rtol=1e-5, atol=1e-6)
 
-    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = run_in_threads(work, 4)
     assert not errors, errors
 
 

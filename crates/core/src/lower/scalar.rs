@@ -521,7 +521,8 @@ fn modulo(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Resul
     } else {
         // The guarded divisor is 1 for y == -1, and x % 1 == x % -1 == 0.
         let d = guarded_divisor(b, y, out, &mut flags.zero_modulo);
-        b.arith(Arith::RemSI, x, &d)
+        let x = off_the_minimum(b, x, &d, out);
+        b.arith(Arith::RemSI, &x, &d)
     };
     // r has x's sign. Where x's and y's signs differ, PyTensor's C code returns
     // `r + (r != 0 ? y : 0)`: a zero remainder becomes +0.0 there (-2.0 % 1.0 and
@@ -535,6 +536,24 @@ fn modulo(b: &mut Block, ins: &[Scalar], out: DType, flags: &mut Flags) -> Resul
     let addend = b.select(&r_nonzero, y, &z);
     let shifted = b.arith(if out.is_float() { Arith::AddF } else { Arith::AddI }, &r, &addend);
     Ok(b.select(&signs_differ, &shifted, &r))
+}
+
+/// x, or x + |d| where x is its type's minimum (and d is not): the same truncated
+/// remainder (both negative, |d| apart), for a `remsi` that cannot take the minimum.
+/// MLIR's SPIR-V lowering of `remsi` (Vulkan, Metal) works on absolute values and loses
+/// the sign where |x| overflows: lavapipe gave 23 for -2**31 rem 75, not -23. Where d is
+/// the minimum too, |d| would overflow; x is kept (MIN rem MIN is 0 there anyway).
+fn off_the_minimum(b: &mut Block, x: &Value, d: &Value, dtype: DType) -> Value {
+    let min = constant(b, dtype, i64::MIN >> (64 - dtype.bits()));
+    let z = zero(b, dtype);
+    let x_min = b.cmpi(CmpI::Eq, x, &min);
+    let d_not_min = b.cmpi(CmpI::Ne, d, &min);
+    let shift = b.arith(Arith::AndI, &x_min, &d_not_min);
+    let d_neg = b.cmpi(CmpI::Slt, d, &z);
+    let minus_d = b.arith(Arith::SubI, &z, d);
+    let abs_d = b.select(&d_neg, &minus_d, d);
+    let shifted = b.arith(Arith::AddI, x, &abs_d);
+    b.select(&shift, &shifted, x)
 }
 
 /// C's `fmod` for floats: exact, with x's sign. f32 is `arith.remf` (IREE links `fmodf`);
