@@ -29,6 +29,9 @@ CONSTANTS = {
     "INV_LN10": (1 / mpmath.log(10), None, None),
     # log10(2) times an exponent |e| < 2**11 (f64) or 2**8 (f32) must be exact.
     "LOG10_2": (mpmath.log10(2), 53 - 11, 24 - 8),
+    # pow's log (log_reduced_double) and gamma's Stirling formula (gamma.rs).
+    "TWO_THIRDS": (mpmath.mpf(2) / 3, None, None),
+    "HALF_LOG_TWO_PI": (mpmath.log(2 * mpmath.pi) / 2, None, None),
 }
 
 for name, (c, bits64, bits32) in CONSTANTS.items():

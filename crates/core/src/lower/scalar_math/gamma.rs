@@ -35,7 +35,7 @@
 //! 0 for every x <= 0).
 
 use super::erf::poly;
-use super::F;
+use super::{exp_log, F};
 use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
@@ -225,6 +225,8 @@ const PSI_ROOT_HI: (f64, f64) = (1.4616321449683622, 1.4616321325302124);
 const PSI_ROOT_LO: (f64, f64) = (9.549995429965697e-17, 1.2438149938918909e-08);
 /// log(2 pi) / 2 - 1/2, the constant of lgamma's Stirling formula written with (a - 1/2)(log a - 1).
 const HALF_LOG_TWO_PI_MINUS_HALF: f64 = 0.41893853320467274;
+/// log(2 pi) / 2 as hi + lo (scripts/exp_log_constants.py).
+const HALF_LOG_TWO_PI: (f64, f64) = (0.9189385332046728, -3.8782941580672414e-17);
 /// Below this |x|, lgamma(x) = -log|x|, gamma(x) = 1/x and psi(x) = -1/x to the last bit.
 const TINY: f64 = 8.673617379884035e-19; // 2^-60
 /// The scale of gamma's product, per type (f64, f32): 2^512 or 2^100, and its inverse.
@@ -549,6 +551,36 @@ pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
     inf_at_poles(f, x, &r)
 }
 
+/// (gamma(a), 1/gamma(a)) for f64 a >= 10 by Stirling's formula, lgamma(a) = (a - 1/2) log a
+/// - a + log(2 pi)/2 + mu(a), carried to twice the precision (log a as a double-double,
+/// the product's rounding error by FMA; a - 1/2 is exact) into the exponential, which
+/// takes the low part into its reduced argument: the exponent, up to 745, is off by
+/// about 1e-18, so the result by about an ulp. 1/gamma(a) is the exponential of the
+/// negated exponent, so gamma(-a) past gamma(a)'s overflow (a > 171.6) is not lost.
+fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
+    let half = f.c(0.5);
+    let (log_a, log_a_lo) = exp_log::log_double(&mut *f.b, a);
+    let t = f.sub(a, &half);
+    let (p, p_err) = f.two_prod(&t, &log_a);
+    let p_lo = f.fma(&t, &log_a_lo, &p_err);
+    // (a - 1/2) log a > a for a >= 10: Fast2Sum; then log(2 pi)/2 < 1 below what is left.
+    let minus_a = f.neg(a);
+    let (q, q_err) = f.fast_two_sum(&p, &minus_a);
+    let c = f.c(HALF_LOG_TWO_PI.0);
+    let (hi, c_err) = f.fast_two_sum(&q, &c);
+    let mu = stirling_correction(f, a);
+    let c_lo = f.c(HALF_LOG_TWO_PI.1);
+    let lo = f.add(&p_lo, &q_err);
+    let lo = f.add(&lo, &c_err);
+    let lo = f.add(&lo, &c_lo);
+    let lo = f.add(&lo, &mu);
+    let up = exp_log::exp_double(&mut *f.b, &hi, &lo);
+    let minus_hi = f.neg(&hi);
+    let minus_lo = f.neg(&lo);
+    let down = exp_log::exp_double(&mut *f.b, &minus_hi, &minus_lo);
+    (up, down)
+}
+
 pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
@@ -564,6 +596,19 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let limit = f.k(GAMMA_LIMIT);
     let n = f.b.arith(Arith::MaximumF, &n, &zero);
     let n = f.b.arith(Arith::MinimumF, &n, &limit);
+    // f64 from |x| = 10 on: Stirling's formula to twice the precision (`gamma_stirling`);
+    // those lanes skip the product below, which otherwise runs up to 189 turns (the lanes
+    // of a vector wait for the longest).
+    let large = if f.f64() {
+        let ten = f.c(10.0);
+        Some(f.cmp(CmpF::Oge, &a, &ten))
+    } else {
+        None
+    };
+    let n_loop = match &large {
+        Some(large) => f.sel(large, &zero, &n),
+        None => n.clone(),
+    };
     let z = f.sub(&a, &n);
     let three_halves = f.c(1.5);
     let u_low = f.sub(&a, &half);
@@ -571,38 +616,54 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let u = f.sel(&below_one, &u_low, &u_high);
     let g = poly(f, &GAMMA_1_2, &u);
     let d = f.sel(&below_one, &a, &one);
-    // (a-1)(a-2)...(a-n) in two doubles (TwoProd by FMA), scaled by 2^-512 past 2^512
-    // (2^-100 past 2^100 in f32).
+    // (a-1)(a-2)...(a-n) in two doubles (TwoProd by FMA); in f32 (up to 49 factors) a loop
+    // scaled by 2^-100 past 2^100.
     let big = f.k(SCALE);
     let small = f.k(INV_SCALE);
     let ty = f.ty;
-    let inits = [one.clone(), one.clone(), zero.clone(), zero.clone()];
-    let (n_in, a_in) = (n.clone(), a.clone());
-    let done = f.b.scf_while(
-        &inits,
-        |c, v| c.cmpf(CmpF::Ole, &v[0], &n_in),
-        |l, v| {
-            let mut g = F { b: l, ty };
-            let (j, hi, lo, scale) = (&v[0], &v[1], &v[2], &v[3]);
-            let one = g.c(1.0);
-            let factor = g.sub(&a_in, j);
-            let p = g.mul(hi, &factor);
-            let minus_p = g.neg(&p);
-            let e = g.fma(hi, &factor, &minus_p);
-            let lo = g.fma(lo, &factor, &e);
-            let big = g.k(SCALE);
-            let small = g.k(INV_SCALE);
-            let grown = g.cmp(CmpF::Ogt, &p, &big);
-            let p_scaled = g.mul(&p, &small);
-            let lo_scaled = g.mul(&lo, &small);
-            let p = g.sel(&grown, &p_scaled, &p);
-            let lo = g.sel(&grown, &lo_scaled, &lo);
-            let scale_up = g.add(scale, &one);
-            let scale = g.sel(&grown, &scale_up, scale);
-            let j = g.add(j, &one);
-            vec![j, p, lo, scale]
-        },
-    );
+    let done = if f.f64() {
+        // n <= 8 where the product is used (|x| < 10): unrolled, so the kernel stays
+        // vector code (a loop in it would not be), and no scaling.
+        let (mut hi, mut lo) = (one.clone(), zero.clone());
+        for j in 1..=8 {
+            let jv = f.c(j as f64);
+            let factor = f.sub(&a, &jv);
+            let (p, e) = f.two_prod(&hi, &factor);
+            let lo_next = f.fma(&lo, &factor, &e);
+            let used = f.cmp(CmpF::Oge, &n_loop, &jv);
+            hi = f.sel(&used, &p, &hi);
+            lo = f.sel(&used, &lo_next, &lo);
+        }
+        vec![one.clone(), hi, lo, zero.clone()]
+    } else {
+        let inits = [one.clone(), one.clone(), zero.clone(), zero.clone()];
+        let (n_in, a_in) = (n_loop, a.clone());
+        f.b.scf_while(
+            &inits,
+            |c, v| c.cmpf(CmpF::Ole, &v[0], &n_in),
+            |l, v| {
+                let mut g = F { b: l, ty };
+                let (j, hi, lo, scale) = (&v[0], &v[1], &v[2], &v[3]);
+                let one = g.c(1.0);
+                let factor = g.sub(&a_in, j);
+                let p = g.mul(hi, &factor);
+                let minus_p = g.neg(&p);
+                let e = g.fma(hi, &factor, &minus_p);
+                let lo = g.fma(lo, &factor, &e);
+                let big = g.k(SCALE);
+                let small = g.k(INV_SCALE);
+                let grown = g.cmp(CmpF::Ogt, &p, &big);
+                let p_scaled = g.mul(&p, &small);
+                let lo_scaled = g.mul(&lo, &small);
+                let p = g.sel(&grown, &p_scaled, &p);
+                let lo = g.sel(&grown, &lo_scaled, &lo);
+                let scale_up = g.add(scale, &one);
+                let scale = g.sel(&grown, &scale_up, scale);
+                let j = g.add(j, &one);
+                vec![j, p, lo, scale]
+            },
+        )
+    };
     let (hi, lo, scale) = (&done[1], &done[2], &done[3]);
     let glo = f.mul(&g, lo);
     let core = f.fma(&g, hi, &glo);
@@ -625,6 +686,12 @@ pub fn gamma(b: &mut Block, x: &Value) -> Value {
     for s in [&scaled_once, &scaled_twice] {
         let down = f.mul(&neg_r, &small);
         neg_r = f.sel(s, &down, &neg_r);
+    }
+    if let Some(large) = &large {
+        let (up, down) = gamma_stirling(f, &a);
+        pos = f.sel(large, &up, &pos);
+        let v_down = f.mul(&v, &down);
+        neg_r = f.sel(large, &v_down, &neg_r);
     }
     let beyond = f.cmp(CmpF::Ogt, &a, &limit);
     let inf = f.c(f64::INFINITY);
