@@ -179,15 +179,17 @@ fn fold(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], 
 /// Reduced extents below this (static) stay plain folds: a contraction gains nothing there.
 const CONTRACTION_MIN: u64 = 16;
 
-/// A float sum over leading or trailing axes as a contraction with a vector of ones: `x`
-/// as a matrix, its trailing axes summed by a matrix-vector product, its leading ones by a
-/// vector-matrix product, all of them by a dot. IREE 3.13 vectorizes contractions with
-/// lane-wise accumulators and fuses the fill of ones into the dispatch. Measured through our
-/// runtime (f64, aligned input, process time): 1e7-element sum 8.7 -> 4.0 ms; a
-/// (1000, 10000) matrix over its last axis 6.4 -> 3.5 ms, over its first 26 -> 6 ms. `x * 1`
-/// is `x` exactly, so only the order of the additions changes (as numpy's pairwise sum
-/// orders them its own way). `None` where it does not apply: other folds, dtypes or axes,
-/// or a short static extent.
+/// A float sum over leading axes as a contraction with a vector of ones: `x` as a matrix,
+/// its leading axes summed by a vector-matrix product, all axes by a dot. IREE 3.13
+/// vectorizes contractions with lane-wise accumulators and fuses the fill of ones into the
+/// dispatch. Measured through our runtime (f64, aligned input, process time): 1e7-element
+/// sum 8.7 -> 4.0 ms; a (1000, 10000) matrix over its first axis 26 -> 6 ms. Trailing axes
+/// with kept ones before them stay plain folds: there IREE's matvec of dynamic shape lost
+/// to the fold (f64, one process, median of 7, the fold's times second: 1000x1000 over axis
+/// 1 989 -> 283 us, NUMBA 229; 1000x10000 11.8 -> 6.3 ms; 100x100000 115 -> 18 ms; its
+/// kernel spills its accumulators to the stack). `x * 1` is `x` exactly, so only the order
+/// of the additions changes (as numpy's pairwise sum orders them its own way). `None` where
+/// it does not apply: other folds, dtypes or axes, or a short static extent.
 fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
     let float = |d: DType| matches!(d, DType::Float32 | DType::Float64);
     if r != Reduction::Sum || axes.is_empty() || !float(x_dtype) || !float(acc.dtype) || acc.dtype.bits() < x_dtype.bits() {
@@ -196,23 +198,17 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     let t = x.tensor().clone();
     let ndim = t.rank();
     let k = axes.len();
-    let leading = axes.iter().copied().eq(0..k);
-    let trailing = axes.iter().copied().eq(ndim - k..ndim);
-    if !leading && !trailing {
+    if !axes.iter().copied().eq(0..k) {
         return None;
     }
     if axes.iter().try_fold(1u64, |n, &a| t.shape[a].map(|d| n * d)).is_some_and(|n| n < CONTRACTION_MIN) {
         return None;
     }
-    // x as a vector (all axes) or a matrix (reduced axes in one dim, kept ones in the other).
-    let (reduced, kept_axes): (Vec<usize>, Vec<usize>) = if trailing { ((ndim - k..ndim).collect(), (0..ndim - k).collect()) } else { ((0..k).collect(), (k..ndim).collect()) };
-    let groups: Vec<Vec<usize>> = match (kept_axes.is_empty(), trailing) {
-        (true, _) => vec![reduced.clone()],
-        (false, true) => vec![kept_axes.clone(), reduced.clone()],
-        (false, false) => vec![reduced.clone(), kept_axes.clone()],
-    };
+    // x as a vector (all axes) or a matrix (reduced axes in dim 0, kept ones in dim 1).
+    let (reduced, kept_axes): (Vec<usize>, Vec<usize>) = ((0..k).collect(), (k..ndim).collect());
+    let groups: Vec<Vec<usize>> = if kept_axes.is_empty() { vec![reduced.clone()] } else { vec![reduced.clone(), kept_axes.clone()] };
     let xm = b.tensor_collapse(x, &groups);
-    let reduced_dim = if trailing { groups.len() - 1 } else { 0 };
+    let reduced_dim = 0;
     let n = xm.tensor().shape[reduced_dim];
     let element = x.tensor().element;
     let ones_sizes: Vec<Value> = if n.is_none() { vec![b.tensor_dim(&xm, reduced_dim)] } else { vec![] };
@@ -221,15 +217,11 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     let ones = b.linalg_fill(&one, &ones_empty);
     // The contraction's result has one dim, the kept axes merged (none for a dot); with at
     // most one kept axis that is the reduction's result itself.
-    let kept_in_xm: Vec<usize> = if kept_axes.is_empty() { vec![] } else { vec![1 - reduced_dim] };
+    let kept_in_xm: Vec<usize> = if kept_axes.is_empty() { vec![] } else { vec![1] };
     let merged = TensorType { dtype: acc.dtype, shape: kept_in_xm.iter().map(|&d| xm.tensor().shape[d]).collect() };
     let result_ty = if kept_axes.len() <= 1 { acc } else { &merged };
     let init = filled_like(b, r, x_dtype, result_ty, &xm, &kept_in_xm);
-    let sum = match (kept_axes.is_empty(), trailing) {
-        (true, _) => b.contraction(Contraction::Dot, &xm, &ones, &init),
-        (false, true) => b.contraction(Contraction::Matvec, &xm, &ones, &init),
-        (false, false) => b.contraction(Contraction::Vecmat, &ones, &xm, &init),
-    };
+    let sum = if kept_axes.is_empty() { b.contraction(Contraction::Dot, &xm, &ones, &init) } else { b.contraction(Contraction::Vecmat, &ones, &xm, &init) };
     if kept_axes.len() <= 1 {
         return Some(sum);
     }
