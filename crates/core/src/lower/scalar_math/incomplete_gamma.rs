@@ -30,7 +30,7 @@
 
 use super::erf::poly;
 use super::exp_log::{expm1, log_double};
-use super::gamma::{gamma, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
+use super::gamma::{gamma, gamma1p_below_10, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
 use super::F;
 use crate::mlir::{Block, CmpF, Value};
 
@@ -84,11 +84,11 @@ fn exp_double(f: &mut F, hi: &Value, lo: &Value) -> Value {
 }
 
 /// a log x - x for a > 0, x >= 0 finite, as two doubles (hi, lo): log x in two doubles,
-/// the product by TwoProd, x subtracted by TwoSum. At x = 0 hi is -inf and lo 0.
-fn log_power(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
-    let (l, l_lo) = log_parts(f, x);
-    let (p, p_e) = f.two_prod(a, &l);
-    let p_lo = f.fma(a, &l_lo, &p_e);
+/// (`log_x`), the product by TwoProd, x subtracted by TwoSum. At x = 0 hi is -inf and lo 0.
+fn log_power(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value, Value) {
+    let (l, l_lo) = log_x;
+    let (p, p_e) = f.two_prod(a, l);
+    let p_lo = f.fma(a, l_lo, &p_e);
     let minus_x = f.neg(x);
     let (s, s_e) = f.two_sum(&p, &minus_x);
     let lo = f.add(&s_e, &p_lo);
@@ -115,7 +115,7 @@ fn log_power(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
 /// Measured (gammainc, a in [500, 5000], 200 points): with the series for |t| <= 1/2 only,
 /// 25 ulps at x ~ a/2 (the far form's); with two or three of its terms in two doubles,
 /// 31 ulps at x ~ a/2 and 31 at x ~ a/3.
-fn a_phi(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
+fn a_phi(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value, Value) {
     let two = f.c(2.0);
     let half = f.c(0.5);
     // Near.
@@ -168,7 +168,7 @@ fn a_phi(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     let lo = f.sub(&lo, &rest);
     let (near, near_lo) = f.fast_two_sum(&h, &lo);
     // Far.
-    let (lx, lx_lo) = log_parts(f, x);
+    let (lx, lx_lo) = log_x.clone();
     let (la, la_lo) = log_parts(f, a);
     let minus_la = f.neg(&la);
     let (g, g_e) = f.two_sum(&lx, &minus_la);
@@ -196,7 +196,8 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> Value {
     let inv2 = f.mul(&inv, &inv);
     let p = poly(f, &LGAMMA_TAIL, &inv2);
     let stirling = f.mul(&p, &inv);
-    let (aphi, aphi_lo) = a_phi(f, a, x);
+    let log_x = log_parts(f, x);
+    let (aphi, aphi_lo) = a_phi(f, a, x, &log_x);
     let minus_aphi = f.neg(&aphi);
     let minus_stirling = f.neg(&stirling);
     let (e, e_lo) = f.two_sum(&minus_aphi, &minus_stirling);
@@ -207,18 +208,11 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> Value {
     let root = f.sqrt(&ak);
     let big = f.mul(&root, &ex);
     let big = f.mul(&big, &inv);
-    // a < 10: e^(a log x - x) (its exponent in two doubles) / Gamma(1 + a), Gamma(1 + a)
-    // as Gamma(1 + a) below a = 1 (1 + a rounds by at most eps/2 there, and Gamma' is
-    // small) and a Gamma(a) above (1 + a would round by up to an ulp of a, ~9 ulps of
-    // Gamma(9)).
-    let (y, y_lo) = log_power(f, a, x);
+    // a < 10: e^(a log x - x) (its exponent in two doubles) / Gamma(1 + a) (straight-line
+    // code, from a itself: 1 + a would round by up to an ulp of a, ~9 ulps of Gamma(9)).
+    let (y, y_lo) = log_power(f, a, x, &log_x);
     let power = exp_double(f, &y, &y_lo);
-    let a_small = f.cmp(CmpF::Olt, a, &one);
-    let ap1 = f.add(a, &one);
-    let z = f.sel(&a_small, &ap1, a);
-    let gz = gamma(f.b, &z);
-    let agz = f.mul(a, &gz);
-    let g1 = f.sel(&a_small, &gz, &agz);
+    let g1 = gamma1p_below_10(f, a);
     let small = f.div(&power, &g1);
     let big_a = f.c(BIG_A);
     let is_big = f.cmp(CmpF::Oge, a, &big_a);
@@ -554,7 +548,8 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     // (gammal(583, 3.4) = 1.1e306 from e^712.6 / 583).
     let a_r = f.sel(&parts.regular, a, &one_v);
     let x_r = f.sel(&parts.regular, x, &one_v);
-    let (e, e_lo) = log_power(f, &a_r, &x_r);
+    let log_x = log_parts(f, &x_r);
+    let (e, e_lo) = log_power(f, &a_r, &x_r, &log_x);
     let half = f.c(0.5);
     let e_half = f.mul(&e, &half);
     let root = f.exp(&e_half);
