@@ -17,9 +17,12 @@
 //!   (-x)^n / (n! (a + n)): Q = -expm1(log u) - u s, accurate where P is close to 1 (small
 //!   a: Q is about a E1(x) as a -> 0). 20 terms of s are enough for x <= 1.1.
 //! - The series and the continued fraction (modified Lentz) are `scf.while` loops that stop
-//!   at the working precision, with an iteration cap (1e5, 1e4 in f32). Near x = a both
-//!   need about 9 sqrt(a) iterations: a up to about 1e8 converges; past that the result
-//!   is nan (Temme's uniform asymptotic expansion, not written, would be the tool).
+//!   at the working precision, with an iteration cap (1e5, 1e4 in f32). Lentz's pass only
+//!   finds the fraction's depth; its value comes from a backward pass (`q_fraction`).
+//!   Near x = a both need about 9 sqrt(a) iterations: a up to about 1e8 converges; past
+//!   that the result is nan. Known limitation: each of the series' terms rounds, ~27 ulps
+//!   at a ~ 8000 near x = a (Temme's uniform asymptotic expansion, not written, would be
+//!   the tool for both).
 //!
 //! Special values follow PyTensor's C code (`GammaP`, `GammaQ`, `lowerGamma`,
 //! `upperGamma` in pytensor/scalar/c_code/gamma.c): nan for a <= 0 or x < 0 (gammal and
