@@ -833,17 +833,43 @@ def test_incomplete_gamma_like_the_reference(dtype):
         np.testing.assert_array_equal(np.signbit(g[w == 0]), np.signbit(w[w == 0]), err_msg=name)
 
 
+def incomplete_gamma_hard_pairs(rng, n=10):
+    """(a, x) where the prefactor x^a e^-x / Gamma(a) has a large exponent (a rounded
+    exponent cost up to |exponent| eps there) or the continued fraction is long: `n`
+    points per region, and the worst points measured before the exponent was carried in
+    two doubles (286 to 1050 ULP)."""
+    def logu(lo, hi):
+        return np.exp(rng.uniform(np.log(lo), np.log(hi), n))
+
+    a_big = logu(10, 5000)
+    regions = [
+        (logu(50, 300), logu(0.01, 2)),  # large a, small x: exponent to -700
+        (a_big, a_big * rng.uniform(1 / 3, 3, n)),  # a phi by its series (a/3 <= x <= 3a)
+        (logu(10, 1600), logu(10, 1600) * rng.uniform(0.05, 0.33, n)),  # a phi from logarithms
+        (rng.uniform(10, 60, n), rng.uniform(200, 700, n)),  # large x
+        (rng.uniform(0.5, 9.9, n), logu(1e-300, 1e-100)),  # a < 10, x tiny
+        (logu(1e-16, 1e-3), rng.uniform(100, 700, n)),  # a tiny, x large
+        (logu(1e-300, 1.0), rng.uniform(1.1, 3.0, n)),  # the longest continued fractions
+        (rng.uniform(1, 10, n), rng.uniform(1, 10, n)),  # a < 10 near x = a
+    ]
+    worst = np.array([(117.97, 0.4), (27.75, 589.4), (1.2575, 1.0e-177), (2.3e-15, 479.1), (583.2035382430856, 3.4155437219540152),
+                      (269.0532960207669, 9.436418098831604), (15.7009665375516, 713.0638742371408), (6.683725097335795, 568.4464996214683),
+                      (9.99, 10.0), (0.3, 1.2), (6.264412512127689e-162, 1.137233900116268)]).T  # fmt: skip
+    a = np.concatenate([r[0] for r in regions] + [worst[0]])
+    x = np.concatenate([r[1] for r in regions] + [worst[1]])
+    return np.stack([a, x])
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_incomplete_gamma_accuracy(dtype):
     """The incomplete gamma functions against mpmath on their accuracy points
-    (benchmarks/accuracy_cases.py: a and x drawn independently, tails included): never a
-    larger max error than the C backend's or scipy's on the same points; float32 (computed
-    in float64) within 1 ULP; float64 within 48 ULP wherever the result r is within a
-    factor e of 1, and beyond within 48 + 3 |ln r| ULP: the exponent of x^a e^-x / Gamma(a),
-    about ln r, is a double whose rounding the result inherits (as scipy's, whose errors
-    there are larger). The issue's goal of 8 ULP is not met below a = 10 near x = a, where
-    the prefactor rounds a log x and lgamma(1 + a) (42 ULP at a = 9.99, x = 10)."""
-    import mpmath
+    (benchmarks/accuracy_cases.py: a and x drawn independently, tails included) and, in
+    float64, on `incomplete_gamma_hard_pairs`: never a larger max error than the C
+    backend's or scipy's on the same points; float32 (computed in float64) within 1 ULP;
+    float64 within 8 ULP wherever scipy is, and within 12 ULP everywhere but for a >= 1000
+    with x within 10% of a (the series' ~9 sqrt(a) terms each round: 26.8 ULP measured at
+    a = 8249, x = 8175; scipy 132 there), where 40. On accuracy.py's 5000 float64 points
+    the max was 8.7 ULP (gammal(30.3, 25.5))."""
     import pytensor
     import scipy.special as sp
 
@@ -855,6 +881,9 @@ def test_incomplete_gamma_accuracy(dtype):
     f = pytensor.function(inputs, outs, mode=MLIR)
     ref = pytensor.function(inputs, outs, mode=C)
     vals = [points(c, dtype, 80, rng) for c in cases]
+    if dtype == "float64":
+        hard = incomplete_gamma_hard_pairs(rng)
+        vals = [np.concatenate([v, hard], axis=1) for v in vals]
     vals = [v[:, within_bound(c, dtype, v)] for c, v in zip(cases, vals)]
     flat = [row for v in vals for row in v]
     with np.errstate(all="ignore"):
@@ -876,12 +905,17 @@ def test_incomplete_gamma_accuracy(dtype):
         if errors.max() > max(c_errors.max(), s_errors.max(), 0.5):
             i = int(np.argmax(errors))
             report.append(f"{c.name}: max {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}); C {c_errors.max():.3g}, scipy {s_errors.max():.3g}")
-        ln_r = np.array([float(abs(mpmath.log(abs(w)))) if mpmath.isfinite(w) and w != 0 else 0.0 for w in want])
-        bound = 1.0 if dtype == "float32" else 48.0 + 3.0 * np.where(ln_r > 1, ln_r, 0)
+        if dtype == "float32":
+            bound = np.full(errors.shape, 1.0)
+        else:
+            a, x = v.astype("float64")
+            with np.errstate(invalid="ignore"):
+                long_series = (a >= 1000) & (np.abs(x - a) <= 0.1 * a)
+            bound = np.where(long_series, 40.0, np.where(s_errors <= 8, 8.0, 12.0))
         bad = errors > bound
         if bad.any():
             i = int(np.argmax(np.where(bad, errors - bound, -np.inf)))
-            report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}, want {want[i]}), bound {np.broadcast_to(bound, errors.shape)[i]:.3g}")
+            report.append(f"{c.name}: {errors[i]:.3g} ULP at {tuple(v[:, i])} (got {g[i]!r}, want {want[i]}), bound {bound[i]:.3g}, scipy {s_errors[i]:.3g}")
     assert not report, "\n".join(report)
 
 

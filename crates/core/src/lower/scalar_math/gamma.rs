@@ -581,6 +581,35 @@ fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
     (up, down)
 }
 
+/// Gamma(1 + a) for 0 <= a < 10 as straight-line code (incomplete_gamma.rs's prefactor,
+/// where `gamma`'s loop would run for every element): a (a - 1) ... (a - n + 1) Gamma(z),
+/// n = floor(a), z = 1 + a - n in [1, 2) by GAMMA_1_2 at u = (a - n) - 1/2 (exact), the
+/// product carried in two doubles as in `gamma`.
+pub(super) fn gamma1p_below_10(f: &mut F, a: &Value) -> Value {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let nine = f.c(9.0);
+    let n = floor(f, a);
+    let n = f.b.arith(Arith::MaximumF, &n, &zero);
+    let n = f.b.arith(Arith::MinimumF, &n, &nine);
+    let frac = f.sub(a, &n);
+    let u = f.sub(&frac, &half);
+    let g = poly(f, &GAMMA_1_2, &u);
+    let (mut hi, mut lo) = (one.clone(), zero);
+    for j in 0..9 {
+        let jv = f.c(j as f64);
+        let used = f.cmp(CmpF::Olt, &jv, &n);
+        let factor = f.sub(a, &jv);
+        let factor = f.sel(&used, &factor, &one);
+        let (p, e) = f.two_prod(&hi, &factor);
+        lo = f.fma(&lo, &factor, &e);
+        hi = p;
+    }
+    let glo = f.mul(&g, &lo);
+    f.fma(&g, &hi, &glo)
+}
+
 pub fn gamma(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;

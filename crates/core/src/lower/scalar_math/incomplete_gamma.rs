@@ -7,19 +7,22 @@
 //! both, each the other's complement, so the one computed directly is at most about 2/3
 //! and the subtraction loses no more than a couple of bits. Refinements for accuracy:
 //!
-//! - The prefactor x^a e^-x / Gamma(a) is computed without forming a log x - x -
-//!   lgamma(a), whose rounding costs |a log x| + x ulps: for a >= 10 in Temme's form
-//!   sqrt(a / 2 pi) exp(-a phi(x/a) - s(a)), phi(l) = l - 1 - log l (by the series of
-//!   atanh near l = 1, where it is a difference of nearly equal numbers) and s(a) the
-//!   Stirling correction of lgamma (gamma.rs's fit); below 10 as exp(-x) exp(a log x -
-//!   lgamma(1 + a)) / ... (two exact-argument exponentials while exp(-x) is normal).
+//! - The prefactor x^a e^-x / Gamma(a) is computed without rounding an exponent such as
+//!   a log x - x - lgamma(a): that rounding costs |exponent| eps of the result (286 ulps
+//!   at gammainc(118, 0.4), exponent -553). For a >= 10 in Temme's form sqrt(a / 2 pi)
+//!   exp(-a phi(x/a) - s(a)), phi(l) = l - 1 - log l, s(a) the Stirling correction of
+//!   lgamma (gamma.rs's fit); below 10 as e^(a log x - x) / Gamma(1 + a). The exponents
+//!   (a phi, a log x - x) are carried as two doubles and exponentiated as e^hi (1 + lo).
 //! - For x <= 1.1, Q directly from P = u (1 + s), u = x^a / Gamma(1 + a), s = a sum_{n>=1}
 //!   (-x)^n / (n! (a + n)): Q = -expm1(log u) - u s, accurate where P is close to 1 (small
 //!   a: Q is about a E1(x) as a -> 0). 20 terms of s are enough for x <= 1.1.
 //! - The series and the continued fraction (modified Lentz) are `scf.while` loops that stop
-//!   at the working precision, with an iteration cap (1e5, 1e4 in f32). Near x = a both
-//!   need about 9 sqrt(a) iterations: a up to about 1e8 converges; past that the result
-//!   is nan (Temme's uniform asymptotic expansion, not written, would be the tool).
+//!   at the working precision, with an iteration cap (1e5, 1e4 in f32). Lentz's pass only
+//!   finds the fraction's depth; its value comes from a backward pass (`q_fraction`).
+//!   Near x = a both need about 9 sqrt(a) iterations: a up to about 1e8 converges; past
+//!   that the result is nan. Known limitation: each of the series' terms rounds, ~27 ulps
+//!   at a ~ 8000 near x = a (Temme's uniform asymptotic expansion, not written, would be
+//!   the tool for both).
 //!
 //! Special values follow PyTensor's C code (`GammaP`, `GammaQ`, `lowerGamma`,
 //! `upperGamma` in pytensor/scalar/c_code/gamma.c): nan for a <= 0 or x < 0 (gammal and
@@ -29,8 +32,8 @@
 //! gives the limits Gamma(a) and 0.
 
 use super::erf::poly;
-use super::exp_log::expm1;
-use super::gamma::{gamma, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
+use super::exp_log::{expm1, log_double};
+use super::gamma::{gamma, gamma1p_below_10, lgamma1p, LGAMMA_NEAR1, LGAMMA_TAIL};
 use super::F;
 use crate::mlir::{Block, CmpF, Value};
 
@@ -40,8 +43,9 @@ const EPS: (f64, f64) = (1.1102230246251565e-16, 5.960464477539063e-08);
 const MAX_ITER: (f64, f64) = (100000.0, 10000.0);
 /// From here on the prefactor uses Temme's form (gamma.rs's Stirling fit holds from 10).
 const BIG_A: f64 = 10.0;
-/// Below this x, exp(-x) is a normal number (per type) and the prefactor is a product.
-const EXP_SPLIT: (f64, f64) = (700.0, 85.0);
+/// The backward pass of the continued fraction starts this many terms past Lentz's depth
+/// (measured: from Lentz's depth itself it keeps up to 5 of Lentz's ulps at x near 1.1).
+const BACKWARD_EXTRA: f64 = 10.0;
 /// Lentz's guard against a zero denominator.
 const LENTZ_TINY: (f64, f64) = (1e-300, 1e-30);
 /// gammal and gammau as P Gamma(a) and Q Gamma(a) while P or Q is above this (2^-900,
@@ -51,59 +55,140 @@ const SMALL: (f64, f64) = (1.3363823550460978e-271, 7.888609052210118e-31);
 const SMALL_X: f64 = 1.1;
 /// 1 / (2 pi).
 const INV_TWO_PI: f64 = 0.15915494309189535;
-/// 1/(2k + 3), k = 0..17: atanh(s) = s + s^3 sum_k s^(2k) / (2k + 3), enough terms for
-/// |s| <= 1/3 (the last is 9^-17 / 37 below 2e-18).
-const ATANH_TAIL: [f64; 18] = [
-    1.0 / 3.0,
-    1.0 / 5.0,
-    1.0 / 7.0,
-    1.0 / 9.0,
-    1.0 / 11.0,
-    1.0 / 13.0,
-    1.0 / 15.0,
-    1.0 / 17.0,
-    1.0 / 19.0,
-    1.0 / 21.0,
-    1.0 / 23.0,
-    1.0 / 25.0,
-    1.0 / 27.0,
-    1.0 / 29.0,
-    1.0 / 31.0,
-    1.0 / 33.0,
-    1.0 / 35.0,
-    1.0 / 37.0,
-];
+/// Terms of R(z) = 1/9 + z/11 + ... (`a_phi`): z = s^2 <= 1/4 there, and 0.25^25 / 59 is
+/// below 1e-16 of R (R itself is below 1/500 of a phi).
+const ATANH_REST_TERMS: usize = 25;
 /// Terms of Q's series for x <= 1.1: 1.1^20 / 20! is below 3e-18.
 const Q_SERIES_TERMS: usize = 20;
 
 
 
 
-/// a phi(x / a) with phi(l) = l - 1 - log l >= 0. With t = (x - a)/a (x - a exact for
-/// |t| <= 1/2) and s = t / (2 + t), log(1 + t) = 2 atanh(s), so phi = t - 2 atanh(s) =
-/// s t - 2 s^3 sum s^(2k)/(2k+3): no cancellation. Farther out t - log l, whose terms
-/// differ by at least a factor of 1.2.
-fn a_phi(f: &mut F, a: &Value, x: &Value) -> Value {
+/// log x as two doubles: in f64 exp_log's `log_double` (about 2^-60 absolute in log m),
+/// in f32 the target's log and a zero low part (f32 work has its own error budget).
+fn log_parts(f: &mut F, x: &Value) -> (Value, Value) {
+    if f.f64() {
+        return log_double(f.b, x);
+    }
+    let l = f.log(x);
+    let zero = f.c(0.0);
+    (l, zero)
+}
+
+/// e^(hi + lo) for |lo| within an ulp of hi: e^hi (1 + lo), so the exponent's rounding
+/// (up to |hi| eps) no longer turns into a relative error of the result. Where e^hi
+/// overflows the product would be inf - inf: inf stays.
+fn exp_double(f: &mut F, hi: &Value, lo: &Value) -> Value {
+    let e = f.exp(hi);
+    let r = f.fma(&e, lo, &e);
+    let inf = f.c(f64::INFINITY);
+    let overflow = f.cmp(CmpF::Oeq, &e, &inf);
+    f.sel(&overflow, &e, &r)
+}
+
+/// a log x - x for a > 0, x >= 0 finite, as two doubles (hi, lo): log x in two doubles,
+/// (`log_x`), the product by TwoProd, x subtracted by TwoSum. At x = 0 hi is -inf and lo 0.
+fn log_power(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value, Value) {
+    let (l, l_lo) = log_x;
+    let (p, p_e) = f.two_prod(a, l);
+    let p_lo = f.fma(a, l_lo, &p_e);
+    let minus_x = f.neg(x);
+    let (s, s_e) = f.two_sum(&p, &minus_x);
+    let lo = f.add(&s_e, &p_lo);
+    let (hi, lo) = f.fast_two_sum(&s, &lo);
+    let inf = f.c(f64::INFINITY);
+    let ahi = f.abs(&hi);
+    let finite = f.cmp(CmpF::Olt, &ahi, &inf);
+    let zero = f.c(0.0);
+    let lo = f.sel(&finite, &lo, &zero);
+    (hi, lo)
+}
+
+/// a phi(x / a) with phi(l) = l - 1 - log l >= 0, as two doubles (hi, lo): e^-(a phi) is
+/// most of the prefactor for a >= 10, and a phi reaches ~700 before it underflows, so a
+/// rounding of a phi in working precision would cost up to ~700 eps of the result.
+///
+/// Near l = 1 (|s| <= 1/2, s = (x - a) / (x + a), i.e. a/3 <= x <= 3a): with d = x - a
+/// (two doubles), log(x/a) = 2 atanh(s) and a phi = d s - (2/3) a s^3 - (2/5) a s^5 -
+/// (2/7) a s^7 - 2 a s^9 R(s^2), R = 1/9 + s^2/11 + ...; the first four terms in two
+/// doubles (s carried with its division's remainder), the last (below 1/500 of the
+/// value) rounded.
+/// Farther out (a phi >= 0.43 a, so only a up to ~1650 has a normal result) a phi = d -
+/// a (log x - log a), the logarithms in two doubles (log_double's error, ~4e-19, times a).
+/// Measured (gammainc, a in [500, 5000], 200 points): with the series for |t| <= 1/2 only,
+/// 25 ulps at x ~ a/2 (the far form's); with two or three of its terms in two doubles,
+/// 31 ulps at x ~ a/2 and 31 at x ~ a/3.
+fn a_phi(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value, Value) {
     let two = f.c(2.0);
     let half = f.c(0.5);
-    let d = f.sub(x, a);
-    let t = f.div(&d, a);
-    let den = f.add(&two, &t);
-    let s = f.div(&t, &den);
-    let s2 = f.mul(&s, &s);
-    let p = poly(f, &ATANH_TAIL, &s2);
-    let s3 = f.mul(&s2, &s);
-    let two_s3 = f.mul(&s3, &two);
-    let tail = f.mul(&two_s3, &p);
-    let st = f.mul(&s, &t);
-    let near = f.sub(&st, &tail);
-    let l = f.div(x, a);
-    let log_l = f.log(&l);
-    let far = f.sub(&t, &log_l);
-    let at = f.abs(&t);
-    let is_near = f.cmp(CmpF::Ole, &at, &half);
-    let phi = f.sel(&is_near, &near, &far);
-    f.mul(a, &phi)
+    // Near.
+    let minus_a = f.neg(a);
+    let (d, d_lo) = f.two_sum(x, &minus_a);
+    let (sum, sum_lo) = f.two_sum(x, a);
+    let s = f.div(&d, &sum);
+    let minus_s = f.neg(&s);
+    let rem = f.fma(&minus_s, &sum, &d);
+    let rem = f.fma(&minus_s, &sum_lo, &rem);
+    let rem = f.add(&rem, &d_lo);
+    let s_lo = f.div(&rem, &sum);
+    let (ds, ds_e) = f.two_prod(&d, &s);
+    let ds_lo = f.fma(&d, &s_lo, &ds_e);
+    let ds_lo = f.fma(&d_lo, &s, &ds_lo);
+    // The terms 2 a s^k / k, k = 3, 5, 7, in two doubles: c = a s^k carried along,
+    // c / k with the division's remainder.
+    let (w, w_e) = f.two_prod(&s, &s);
+    let ss_lo = f.mul(&s, &s_lo);
+    let w_lo = f.fma(&ss_lo, &two, &w_e);
+    let (aw, aw_e) = f.two_prod(a, &w);
+    let aw_lo = f.fma(a, &w_lo, &aw_e);
+    let (mut c, c_e) = f.two_prod(&aw, &s);
+    let c_lo = f.fma(&aw, &s_lo, &c_e);
+    let mut c_lo = f.fma(&aw_lo, &s, &c_lo);
+    let (mut h, mut lo) = (ds, ds_lo);
+    for k in [3.0, 5.0, 7.0] {
+        let kv = f.c(k);
+        let q = f.div(&c, &kv);
+        let minus_q = f.neg(&q);
+        let q_rem = f.fma(&minus_q, &kv, &c);
+        let q_rem = f.add(&q_rem, &c_lo);
+        let q_lo = f.div(&q_rem, &kv);
+        let minus_two_q = f.mul(&minus_q, &two);
+        let (sum, sum_e) = f.two_sum(&h, &minus_two_q);
+        let two_q_lo = f.mul(&q_lo, &two);
+        let l = f.sub(&lo, &two_q_lo);
+        lo = f.add(&l, &sum_e);
+        h = sum;
+        let (next, next_e) = f.two_prod(&c, &w);
+        let next_lo = f.fma(&c, &w_lo, &next_e);
+        c_lo = f.fma(&c_lo, &w, &next_lo);
+        c = next;
+    }
+    // The rest, 2 a s^9 R(s^2), rounded.
+    let rest_coeffs: Vec<f64> = (0..ATANH_REST_TERMS).map(|k| 1.0 / (2 * k + 9) as f64).collect();
+    let r = poly(f, &rest_coeffs, &w);
+    let rest = f.mul(&c, &r);
+    let rest = f.mul(&rest, &two);
+    let lo = f.sub(&lo, &rest);
+    let (near, near_lo) = f.fast_two_sum(&h, &lo);
+    // Far.
+    let (lx, lx_lo) = log_x.clone();
+    let (la, la_lo) = log_parts(f, a);
+    let minus_la = f.neg(&la);
+    let (g, g_e) = f.two_sum(&lx, &minus_la);
+    let g_lo = f.add(&g_e, &lx_lo);
+    let g_lo = f.sub(&g_lo, &la_lo);
+    let (p, p_e) = f.two_prod(a, &g);
+    let p_lo = f.fma(a, &g_lo, &p_e);
+    let minus_p = f.neg(&p);
+    let (m, m_e) = f.two_sum(&d, &minus_p);
+    let lo = f.add(&m_e, &d_lo);
+    let lo = f.sub(&lo, &p_lo);
+    let (far, far_lo) = f.fast_two_sum(&m, &lo);
+    let abs_s = f.abs(&s);
+    let is_near = f.cmp(CmpF::Ole, &abs_s, &half);
+    let hi = f.sel(&is_near, &near, &far);
+    let lo = f.sel(&is_near, &near_lo, &far_lo);
+    (hi, lo)
 }
 
 /// x^a e^-x / Gamma(1 + a) for a > 0, x >= 0 finite (see the module comment).
@@ -114,29 +199,24 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> Value {
     let inv2 = f.mul(&inv, &inv);
     let p = poly(f, &LGAMMA_TAIL, &inv2);
     let stirling = f.mul(&p, &inv);
-    let aphi = a_phi(f, a, x);
-    let e = f.add(&aphi, &stirling);
-    let e = f.neg(&e);
-    let ex = f.exp(&e);
+    let log_x = log_parts(f, x);
+    let (aphi, aphi_lo) = a_phi(f, a, x, &log_x);
+    let minus_aphi = f.neg(&aphi);
+    let minus_stirling = f.neg(&stirling);
+    let (e, e_lo) = f.two_sum(&minus_aphi, &minus_stirling);
+    let e_lo = f.sub(&e_lo, &aphi_lo);
+    let ex = exp_double(f, &e, &e_lo);
     let k = f.c(INV_TWO_PI);
     let ak = f.mul(a, &k);
     let root = f.sqrt(&ak);
     let big = f.mul(&root, &ex);
     let big = f.mul(&big, &inv);
-    // a < 10: exp(-x) exp(a log x - lgamma(1 + a)) while exp(-x) is normal, else one exp.
-    let log_x = f.log(x);
-    let l1p = lgamma1p(f, a);
-    let minus_l1p = f.neg(&l1p);
-    let y = f.fma(a, &log_x, &minus_l1p);
-    let minus_x = f.neg(x);
-    let e1 = f.exp(&minus_x);
-    let e2 = f.exp(&y);
-    let product = f.mul(&e1, &e2);
-    let yx = f.sub(&y, x);
-    let joint = f.exp(&yx);
-    let split = f.k(EXP_SPLIT);
-    let normal = f.cmp(CmpF::Olt, x, &split);
-    let small = f.sel(&normal, &product, &joint);
+    // a < 10: e^(a log x - x) (its exponent in two doubles) / Gamma(1 + a) (straight-line
+    // code, from a itself: 1 + a would round by up to an ulp of a, ~9 ulps of Gamma(9)).
+    let (y, y_lo) = log_power(f, a, x, &log_x);
+    let power = exp_double(f, &y, &y_lo);
+    let g1 = gamma1p_below_10(f, a);
+    let small = f.div(&power, &g1);
     let big_a = f.c(BIG_A);
     let is_big = f.cmp(CmpF::Oge, a, &big_a);
     f.sel(&is_big, &big, &small)
@@ -233,7 +313,46 @@ fn q_fraction(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     );
     let limit = f.k(MAX_ITER);
     let converged = f.cmp(CmpF::Olt, &done[0], &limit);
-    (done[4].clone(), converged)
+    // The value from the tail back: t_N = b_N, t_(k-1) = b_(k-1) + a_k / t_k, h = 1 / t_0,
+    // from N = Lentz's depth + BACKWARD_EXTRA. Lentz's h is a product of ~n rounded
+    // ratios whose errors add up (30 ulps at gammaincc(0.3, 1.2), 77 steps); the backward
+    // recurrence damps its rounding errors (1 ulp there).
+    let extra = f.c(BACKWARD_EXTRA);
+    let depth = f.add(&done[0], &extra);
+    let one = f.c(1.0);
+    let b0 = f.sub(x, a);
+    let b0 = f.add(&b0, &one);
+    let two = f.c(2.0);
+    let t0 = f.fma(&two, &depth, &b0);
+    let a_in = a.clone();
+    let back = f.b.scf_while(
+        &[depth, t0],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let zero = g.c(0.0);
+            g.cmp(CmpF::Ogt, &v[0], &zero)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            let (k, t) = (&v[0], &v[1]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            let tiny = g.k(LENTZ_TINY);
+            let ka = g.sub(k, &a_in);
+            let an = g.mul(k, &ka);
+            let an = g.neg(&an);
+            let k = g.sub(k, &one);
+            let bk = g.fma(&two, &k, &b0);
+            let q = g.div(&an, t);
+            let t = g.add(&bk, &q);
+            let at = g.abs(&t);
+            let t_small = g.cmp(CmpF::Olt, &at, &tiny);
+            let t = g.sel(&t_small, &tiny, &t);
+            vec![k, t]
+        },
+    );
+    let h = f.div(&one, &back[1]);
+    (h, converged)
 }
 
 /// Q(a, x) for 0 < x <= 1.1 from P = u (1 + s): Q = -expm1(log u) - u s; and Gamma(a, x)
@@ -426,11 +545,23 @@ fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     };
     let r_regularized = r.clone();
     let scaled = f.mul(&r, &g);
-    let log_x = f.log(x);
-    let minus_x = f.neg(x);
-    let e = f.fma(a, &log_x, &minus_x);
-    let power = f.exp(&e);
-    let unscaled = f.mul(&power, &direct);
+    let one_v = f.c(1.0);
+    // x^a e^-x times the sum, the exponent in two doubles (rounded, it would cost |e|
+    // eps), as e^(e/2) (sum e^(e/2)): x^a e^-x alone overflows where the result need not
+    // (gammal(583, 3.4) = 1.1e306 from e^712.6 / 583).
+    let a_r = f.sel(&parts.regular, a, &one_v);
+    let x_r = f.sel(&parts.regular, x, &one_v);
+    let log_x = log_parts(f, &x_r);
+    let (e, e_lo) = log_power(f, &a_r, &x_r, &log_x);
+    let half = f.c(0.5);
+    let e_half = f.mul(&e, &half);
+    let root = f.exp(&e_half);
+    let unscaled = f.mul(&root, &direct);
+    let unscaled = f.mul(&unscaled, &root);
+    let corrected = f.fma(&unscaled, &e_lo, &unscaled);
+    let inf_v = f.c(f64::INFINITY);
+    let overflow = f.cmp(CmpF::Oeq, &unscaled, &inf_v);
+    let unscaled = f.sel(&overflow, &unscaled, &corrected);
     let small = f.k(SMALL);
     let tiny = f.cmp(CmpF::Olt, &r, &small);
     let inf = f.c(f64::INFINITY);
