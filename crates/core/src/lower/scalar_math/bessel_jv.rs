@@ -9,20 +9,22 @@
 //!   Y_n = sqrt(2/(pi x)) (P sin chi + Q cos chi), chi = x - (n/2 + 1/4) pi, P and Q the
 //!   even and odd terms of sum a_k (i/x)^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) / (8j)
 //!   (about (n^2 / 2x)^k / k!: at most 3^k / k!, the sum's cancellation costs at most 6 ULP
-//!   in a float64 model, against 6000 ULP for the recurrences at x = n^2 / 4, n = 300: their
-//!   rounding grows with the number of steps, about x, where J oscillates). cos chi and sin chi from cos x and
-//!   sin x (trig.rs's reduction) and the phase's cos and sin of pi t, t = n/2 + 1/4 mod 2:
-//!   near the zeros the error is absolute, about an ulp of the amplitude.
-//! - Else, below x = 1e-8 (1e-4 in f32): J_n = (x/2)^n / Gamma(n + 1) (1 - x^2 / (4 (mu +
-//!   1))), as the exponential of a sum of logarithms in two floats: (x/2)^n as exp(-n
+//!   in a float64 model, against 6000 ULP for the recurrences at x = n^2 / 4, n = 300:
+//!   their rounding grows with the number of steps, about x, where J oscillates). cos chi
+//!   and sin chi from cos x and sin x (trig.rs's reduction) and the phase's cos and sin of
+//!   pi t, t = n/2 + 1/4 mod 2: near the zeros the error is absolute, about an ulp of the
+//!   amplitude. The expansion holds for negative orders as they are (the phase with -n).
+//! - Else, below x = 1e-8 (1e-4 in f32): J_n = (x/2)^n / Gamma(n + 1) (1 - x^2 / (4 (n +
+//!   1))), and J_-n likewise (`j_tiny`), as the exponential of a sum of logarithms in two floats: (x/2)^n as exp(-n
 //!   ln(2/x)), 1/Gamma(n + 1) as 1/Gamma(1 + mu) (Temme's gamma series) times the product
 //!   of 1/(mu + j), j = 1..nl, kept in range by powers of two. (The ratios J_j / J_j-1 =
 //!   x / (2j) to a relative x^2 there.)
 //! - Else: the ratio r = J_n+1 / J_n by the continued fraction CF1, evaluated from its tail
 //!   in two floats (`cf1`; the sign of J_n from the signs of the ratios);
 //!   from u_n = 1, u_n+1 = r the downward recurrence u_j-1 = 2j/x u_j - u_j+1 (stable for
-//!   J) to u_mu, u_mu+1, kept in range by powers of two. Then J_mu's true scale from the
-//!   Wronskian J Y' - J' Y = 2/(pi x): below x = 2 with Y_mu and Y_mu+1 from Temme's series,
+//!   J; in two floats) to u_mu, u_mu+1, kept in range by powers of two. Then J_mu's true
+//!   scale: below x = 1 from J_mu's own series; else from the Wronskian J Y' - J' Y =
+//!   2/(pi x), below x = 2 with Y_mu and Y_mu+1 from Temme's series,
 //!   from 2 on with p + iq = (J' + iY') / (J + iY) from Steed's complex continued fraction
 //!   CF2, where J_mu = sign sqrt(W q / (q^2 + (p - f)^2)), f = J'_mu / J_mu (written without
 //!   dividing by u_mu, so no trouble at J_mu's zeros). J_n = J_mu / u_mu times the powers
@@ -31,15 +33,15 @@
 //!   (no loop runs for those: jv(1e6, 5) = 0).
 //!
 //! The loops are `scf.while` loops with an iteration cap (1e5, 1e4 in f32): CF1 takes
-//! about max(x - n, 0) + 8 x^(1/3) + 20 steps and the recurrence nl, so outside Hankel's region (x <
-//! n^2 / 6) x up to about 1e5 and orders up to 1e5 work; past that the result is nan (the
-//! uniform, Debye, expansion is not written), never a wrong value.
+//! about max(x - n, 0) + 8 x^(1/3) + 20 steps and the recurrence nl, so outside Hankel's
+//! region (x < n^2 / 6) x up to about 1e5 and orders up to 1e5 work; past that the result
+//! is nan (the uniform, Debye, expansion is not written), never a wrong value.
 //!
 //! ## Negative orders and special values (as scipy, except where it has no value)
 //!
 //! - J_-n = cos(n pi) J_n - sin(n pi) Y_n, Y_n by the upward recurrence Y_j+1 = 2j/x Y_j -
-//!   Y_j-1 from Y_mu and Y_mu+1 (stable for Y; -inf once it overflows); an integer n gives
-//!   (-1)^n J_n.
+//!   Y_j-1 from Y_mu and Y_mu+1 (stable for Y; scaled by 2^-64, -inf once it overflows
+//!   even so); Hankel's region and tiny x give J_-n directly; an integer n gives (-1)^n J_n.
 //! - x < 0: an integer order gives (-1)^v J_v(|x|), any other nan.
 //! - x = 0: jv(0, 0) = 1, 0 for v > 0 and the negative integers, +-inf for the other
 //!   negative orders (the sign of 1/Gamma(1 + v), as scipy).
@@ -89,7 +91,7 @@ const UNDER_LOG: PerType = (-760.0, -115.0);
 const TWO_OVER_PI: f64 = std::f64::consts::FRAC_2_PI;
 const SQRT_2_OVER_PI: f64 = 0.7978845608028654;
 
-/// Lanes of a loop: the carried values and a builder on the loop's block.
+/// `F` on a loop's block (the closures get the block, not `F`).
 macro_rules! g {
     ($b:expr, $ty:expr) => {
         F { b: $b, ty: $ty }
@@ -567,8 +569,8 @@ fn j_tiny(f: &mut F, n: &Value, mu: &Value, nl: &Value, x: &Value, active: &Valu
     } else {
         let gampl = f.sub(&g2, &mu_g1); // 1/Gamma(1 + mu)
         let a = f.mul(&gampl, &done[1]);
-        let mu1 = f.add(mu, &one);
-        let corr = f.div(&xx4, &mu1);
+        let n1 = f.add(n, &one);
+        let corr = f.div(&xx4, &n1);
         let minus_a = f.neg(&a);
         f.fma(&minus_a, &corr, &a)
     };
