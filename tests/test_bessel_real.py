@@ -302,3 +302,26 @@ def test_jv_gradient_like_the_c_backend():
         (got,), (want,) = f(vv, xv), ref(vv, xv)
     assert np.isfinite(want).all()
     assert_same(got, want, rtol=1e-11, err_msg="d/dx 3 jv")
+
+
+@pytest.mark.skipif(not VULKAN_DEVICES, reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'})")
+def test_jv_float32_formulation_on_vulkan():
+    """On Vulkan jv runs in float32 (thresholds, caps and scales per type): within 1e-5 of
+    the CPU mode's (float64-computed) results, relative or, where J oscillates, of
+    sqrt(2 / (pi |x|)), on normal results (lavapipe flushes subnormals); special values
+    the same."""
+    rng = np.random.default_rng(53)
+    specials_v = np.array([0.0, 1.0, -1.0, 0.5, -0.5, -1.5, 2.0, 3.0, INF, -INF, NAN, 0.0, 1.0, 2.5])
+    specials_x = np.array([0.0, 0.0, -2.0, 0.0, 1.0, 0.0, INF, -INF, 1.0, 1.0, 1.0, NAN, 1e30, -1.0])
+    v = np.concatenate([specials_v, rng.uniform(-5, 5, 40), rng.integers(-20, 20, 20), rng.uniform(0, 60, 20)])
+    x = np.concatenate([specials_x, 10 ** rng.uniform(-3, 2, 40), rng.uniform(-20, 20, 20), 10 ** rng.uniform(-6, 3, 20)])
+    v, x = v.astype("float32"), x.astype("float32")
+    a, b = pt.fvector("v"), pt.fvector("x")
+    cpu = pytensor.function([a, b], pt.jv(a, b), mode="MLIR")
+    gpu = pytensor.function([a, b], pt.jv(a, b), mode="MLIR_VULKAN")
+    with np.errstate(all="ignore"):
+        want, got = cpu(v, x), gpu(v, x)
+        amplitude = np.where(np.abs(x) > np.abs(v), np.sqrt(2 / (np.pi * np.abs(x))), 0.0).astype("float32")
+        close = np.isfinite(want) & (np.abs(got - want) <= 1e-5 * amplitude)
+    normal = ~np.isfinite(want) | (want == 0) | (np.abs(want) >= np.finfo("float32").tiny)
+    assert_same(np.where(close, want, got)[normal] + 0, want[normal] + 0, rtol=1e-5, err_msg="jv")
