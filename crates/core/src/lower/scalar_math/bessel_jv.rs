@@ -99,15 +99,16 @@ macro_rules! g {
 }
 
 /// (r, r_lo, sign, ok): r = J_n+1 / J_n (in two floats) by CF1 evaluated from its tail,
-/// the sign of J_n, and
-/// whether the depth is within the cap. The ratios r_k-1 = J_k / J_k-1 = 1 / (2k/x - r_k)
-/// from r = 0 at k = n + m down to k = n + 1, in two floats: where x > k they oscillate
-/// and each step's rounding stays (in a float64 model Lentz's forward evaluation left r
-/// 1e-14 off at jv(74.5, 153.8), 40 ULP in J; as much came from rounding k = n + j, so
-/// that too is kept in two floats). Past the turning point x an error at the
-/// start shrinks like J / Y, below 1e-17 from k = x + 8 x^(1/3) on; hence m =
-/// max(n, x + 8 x^(1/3)) + 20 - n. J_k > 0 at the start, so the sign of J_n is that of the
-/// product of the ratios. Lanes where `active` is false skip the loop.
+/// the sign of J_n, and whether the depth is within the cap. The ratios r_k-1 = J_k /
+/// J_k-1 = 1 / (2k/x - r_k) from r = 0 at k = n + m down to k = n + 1, in two floats:
+/// where x > k they oscillate and each step's rounding stays (in a float64 model Lentz's
+/// forward evaluation left r 1e-14 off at jv(74.5, 153.8), 40 ULP in J; as much came from
+/// rounding k = n + j, so that too is kept in two floats). Past the turning point x an
+/// error at the start shrinks like J / Y, by 1e-17 over x to x + 8 x^(1/3), and by
+/// exp(-2 acosh(k/x)) a step past that; so m = s + 20 / acosh(s/x) + 10 - n, s = max(n,
+/// x + 8 x^(1/3)) (20 steps past s alone left jv(1e4, 9000) 2.7e-9 off). J_k > 0 at the
+/// start, so the sign of J_n is that of the product of the ratios. Lanes where `active`
+/// is false skip the loop.
 fn cf1(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
@@ -116,10 +117,21 @@ fn cf1(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value, Value,
     let lx = f.mul(&lx, &third);
     let cbrt = f.exp(&lx);
     let eight = f.c(8.0);
-    let top = f.fma(&eight, &cbrt, x);
-    let top = f.b.arith(Arith::MaximumF, &top, n);
+    let start = f.fma(&eight, &cbrt, x);
+    let start = f.b.arith(Arith::MaximumF, &start, n);
+    // From there on the ratios are below exp(-L), L = acosh(start / x), and the error
+    // shrinks by exp(-2L) a step: 20 / L steps more, and 10.
+    let q = f.div(&start, x);
+    let qq = f.mul(&q, &q);
+    let qq = f.sub(&qq, &one);
+    let root = f.sqrt(&qq);
+    let l = f.add(&q, &root);
+    let l = f.log(&l);
     let twenty = f.c(20.0);
-    let top = f.add(&top, &twenty);
+    let d = f.div(&twenty, &l);
+    let ten = f.c(10.0);
+    let d = f.add(&d, &ten);
+    let top = f.add(&start, &d);
     let m = f.sub(&top, n);
     let m = f.floor(&m);
     let limit = f.k(MAX_ITER);
