@@ -56,7 +56,8 @@ def measure(cases, dtype, n, seed=0, modes=MODES):
     for i, c in enumerate(cases):
         v = values[i] if c.arity > 1 else [values[i]]
         want = exact(c.mpmath, *v)
-        table[c.name] = {m: ulp_errors(results[m][i], want, dtype) for m in modes}
+        floor = c.floor(*np.asarray(v, dtype=np.float64)) if c.floor else None
+        table[c.name] = {m: ulp_errors(results[m][i], want, dtype, floor) for m in modes}
         table[c.name]["points"] = np.stack(v, axis=-1) if c.arity > 1 else values[i]
     return table
 

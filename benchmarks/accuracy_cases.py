@@ -56,6 +56,9 @@ class Case:
     # (dtype, n, rng) -> array (arity, n): the points of a function whose arguments are
     # not independent (betainc's x in [0, 1], often near the mean a / (a + b)).
     sampler: Callable | None = None
+    # (*args as float64 arrays) -> array: errors in ULPs of max(|exact|, floor) instead of
+    # |exact|, an absolute error where a function oscillates (jv near its zeros).
+    floor: Callable | None = None
 
 
 def within_bound(case, dtype, values):
@@ -748,6 +751,46 @@ CASES += [
     Case("ive", pt.ive, real(_ive), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES),
     Case("kve", pt.kve, real(_kve), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES),
 ]  # fmt: skip
+
+
+def _jv(v, x):
+    """J_v(x), with the limits our Jv gives where mpmath has none: 0 at x = +-inf (nan for
+    x = -inf and a non-integer v) and at v = +inf, nan at v = -inf (J_-v has no limit),
+    +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v))."""
+    integer = mpmath.isfinite(v) and v == mpmath.floor(v)
+    both_inf = mpmath.isinf(v) and mpmath.isinf(x)
+    if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer) or both_inf:
+        return mpmath.mpf("nan")
+    if mpmath.isinf(x) or v == mpmath.inf:
+        return mpmath.mpf(0)
+    if x == 0:
+        if v == 0:
+            return mpmath.mpf(1)
+        if v > 0 or integer:
+            return mpmath.mpf(0)
+        return mpmath.inf if int(mpmath.floor(v)) % 2 else -mpmath.inf
+    if integer:  # (-1)^v J_|v|(|x|) for either sign (mpmath's is complex-typed there)
+        return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * mpmath.besselj(abs(v), abs(x))
+    return mpmath.besselj(v, x)
+
+
+def _jv_floor(v, x):
+    """Where J oscillates (|x| > |v|), errors in ULPs of sqrt(2 / (pi |x|)), below its
+    amplitude there: an absolute error near the zeros. For negative non-integer orders
+    also in ULPs of the reflection's term sin(v pi) Y_-v(x) (J_v = cos(v pi) J_-v + sin(v
+    pi) Y_-v cancels at J_v's zeros, which lie below |v| too)."""
+    import scipy.special
+
+    with np.errstate(all="ignore"):
+        a = np.abs(x)
+        floor = np.where(np.isfinite(a) & (a > np.abs(v)), np.sqrt(2 / (np.pi * a)), 0.0)
+        reflected = (v < 0) & (v != np.floor(v)) & np.isfinite(v) & np.isfinite(a) & (a > 0)
+        term = np.abs(np.sin(np.pi * v) * scipy.special.yv(-v, a))
+        return np.where(reflected & np.isfinite(term), np.maximum(floor, term), floor)
+
+
+CASES.append(Case("jv", pt.jv, real(_jv), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES, floor=_jv_floor,
+                  bound=_TRIG_BOUND))  # (past 1e15 the angle as sin and cos)
 BY_NAME = {c.name: c for c in CASES}
 
 

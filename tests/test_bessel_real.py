@@ -1,5 +1,6 @@
 """The modified Bessel functions of real order, ive(v, x) and kve(v, x)
-(lower/scalar_math/bessel_real.rs).
+(lower/scalar_math/bessel_real.rs), and the Bessel function of the first kind of real
+order, jv(v, x) (lower/scalar_math/bessel_jv.rs; its tests at the end, the same kinds).
 
 PyTensor's Ive and Kve have no C code: the C backend runs their Python implementation,
 scipy's ive and kve, so "the C backend" below is scipy on the same points.
@@ -189,3 +190,142 @@ def test_ive_and_kve_float32_formulation_on_vulkan():
         except AssertionError as e:
             failures.append(str(e).strip())
     assert not failures, "\n\n".join(failures)
+
+
+# Jv (lower/scalar_math/bessel_jv.rs). PyTensor's Jv has no C code either: its C backend
+# runs scipy's jv.
+JV_V_VALUES = np.array([0.0, -0.0, 1.0, -1.0, 2.0, -3.0, 0.5, -0.5, 1.5, -1.5, -2.3, 2.3, 0.25, 30.0, 100.5, -40.7,
+                        1e-300, 1e5, INF, -INF, NAN])  # fmt: skip
+JV_X_VALUES = np.array([0.0, -0.0, 1.0, -1.0, -2.5, 2.0, 1.9999999999999998, 0.9999999999999999, 32.0, 1e-300,
+                        5e-324, 1e-8, 0.1, 700.0, 1e4, 1e10, INF, -INF, NAN])  # fmt: skip
+
+
+def jv_reference(v, x, want):
+    """`want` (scipy's jv) with mpmath's value where scipy gives nan and the function has
+    one (x = +-inf: 0, the limit), at subnormal x, and nan at v = -inf (scipy: 0; J_-v
+    has no limit) and for nan arguments."""
+    want = reference_fixes("jv", v, x, np.where(v == -INF, NAN, want))
+    # (-1)^v for integer orders, per x < 0 and per v < 0, on the zeros at x = -inf.
+    with np.errstate(invalid="ignore"):
+        odd = np.isfinite(v) & (np.mod(v, 2) == 1)
+    want[(want == 0) & np.isinf(x) & odd & ((x < 0) != (v < 0))] = -0.0
+    return want
+
+
+def test_jv_like_the_c_backend():
+    """Every pair of JV_V_VALUES and JV_X_VALUES in float64 and float32, and integer
+    orders (int8 with float32 x, int64 with int64 x: PyTensor's output dtypes float32 and
+    float64), against the C backend (scipy): special values exactly (nan, infinities,
+    zeros), finite values to rtol 1e-12 (1e-6 in float32) or, where J oscillates, to an
+    absolute 1e-15 (1e-7) of sqrt(2 / (pi |x|))."""
+    vv, xv = (g.ravel() for g in np.meshgrid(JV_V_VALUES, JV_X_VALUES))
+    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
+    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
+    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    outs = [pt.jv(v64, x64), pt.jv(v32, x32), pt.jv(vi8, x32), pt.jv(vi64, xi64)]
+    f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
+    assert "Jv" in scalar_ops(f)
+    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
+    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
+    with np.errstate(over="ignore", under="ignore"):
+        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    with np.errstate(all="ignore"):
+        got, want = f(*vals), ref(*vals)
+    assert [g.dtype for g in got] == [np.float64, np.float32, np.float32, np.float64]
+    args = [(vals[0], vals[1]), (vals[2], vals[3]), (ints, vals[3]), (vals[5], xints)]
+    failures = []
+    for k, (g, w, (v, x)) in enumerate(zip(got, want, args)):
+        v, x = v.astype(g.dtype), x.astype(g.dtype)
+        w = jv_reference(v, x, w).astype(g.dtype)
+        with np.errstate(all="ignore"):
+            amplitude = np.where(np.abs(x) > np.abs(v), np.sqrt(2 / (np.pi * np.abs(x))), 0.0)
+            close = np.isfinite(w) & np.isfinite(g) & (np.abs(g - w) <= (1e-7 if g.dtype == np.float32 else 1e-15) * amplitude)
+        try:
+            assert_same(np.where(close, w, g), w, rtol=1e-6 if g.dtype == np.float32 else 1e-12, err_msg=f"output {k}")
+        except AssertionError as e:
+            failures.append(str(e).strip())
+    assert not failures, "\n\n".join(failures)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_jv_accuracy(dtype):
+    """Against mpmath (benchmarks/accuracy_cases.py's jv: random orders in [-60, 200], x
+    log-uniform down to 1e-300, integer orders with x of either sign; errors absolute near
+    the zeros, Case.floor): never a larger max error than the C backend's, and within the
+    bound wherever the C backend is within 8 ULP."""
+    case = BY_NAME["jv"]
+    rng = np.random.default_rng(47)
+    v, x = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f, ref = compile_both([v, x], [case.pytensor(v, x)])
+    vals = points(case, dtype, 400, rng)
+    with np.errstate(all="ignore"):
+        (got,), (c_got,) = f(*vals), ref(*vals)
+    want = exact(case.mpmath, *vals)
+    floor = case.floor(*vals.astype(np.float64))
+    errors, c_errors = ulp_errors(got, want, dtype, floor), ulp_errors(c_got, want, dtype, floor)
+    bad = (c_errors <= MAX_ULP) & (errors > MAX_ULP_WHERE_C_IS_ACCURATE[dtype])
+    i = int(np.argmax(np.where(bad, errors, -1)))
+    assert not bad.any(), f"{errors[i]:.3g} ULP at {tuple(vals[:, i])!r} (got {got[i]!r}, want {float(want[i])!r}; C {c_errors[i]:.3g})"
+    i = int(np.argmax(errors))
+    assert errors.max() <= max(MAX_ULP, c_errors.max()), f"max {errors[i]:.3g} ULP at {tuple(vals[:, i])!r}, C's max {c_errors.max():.3g}"
+
+
+def test_jv_large_arguments():
+    """Hankel's region (x >= max(32, v^2 / 6)), its edge, long recurrences and large orders
+    against mpmath (absolute near the zeros); past the iteration cap nan, never a wrong
+    value; where the bound (e x / 2v)^v underflows, 0 without any loop."""
+    case = BY_NAME["jv"]
+    # (1e4, 9000): CF1's tail just past n, where the ratios fall slowly (20 steps there
+    # left 2.7e-9); (3000, 2950), (500, 600): long recurrences through the turning point.
+    v = np.array([0.0, 0.5, 3.3, 100.0, 1000.0, 250.0, 5.5, 40.0, 40.0, 1000.0, -7.25, -30.5, 1e4, 3000.0, 500.0,
+                  2e5, 1e6])  # fmt: skip
+    x = np.array([1e14, 1e8, 1e6, 1e4, 1e6, 10417.0, 31.99, 266.0, 267.0, 1000.0, 1e5, 80.0, 9000.0, 2950.0, 600.0,
+                  1e6, 5.0])  # fmt: skip
+    vv, xx = pt.dvector("v"), pt.dvector("x")
+    f = pytensor.function([vv, xx], pt.jv(vv, xx), mode="MLIR")
+    got = f(v, x)
+    k = 15
+    want = exact(case.mpmath, v[:k], x[:k])
+    errors = ulp_errors(got[:k], want, "float64", case.floor(v[:k], x[:k]))
+    assert errors.max() <= MAX_ULP, (errors, v[np.argmax(errors)], x[np.argmax(errors)])
+    # Order 2e5 at x = 1e6: x < v^2 / 6 and CF1 would take 1e6 steps, past the cap: nan.
+    assert np.isnan(got[15])
+    assert got[16] == 0.0
+
+
+def test_jv_gradient_like_the_c_backend():
+    """d/dx jv: PyTensor's pullback (jv(v - 1, x) - jv(v + 1, x)) / 2, compiled in MLIR
+    mode, against the C backend, at positive x and at negative x for integer orders."""
+    v, x = pt.dvector("v"), pt.dvector("x")
+    (g,) = pytensor.grad((pt.jv(v, x) * 3.0).sum(), [x])
+    f, ref = compile_both([v, x], [g])
+    assert "Jv" in scalar_ops(f)
+    vv = np.array([0.0, 1.0, 0.5, 2.3, -1.5, 10.0, 0.25, 40.0, 3.0, 0.0, 1.0, 2.0, 5.0, -3.0])
+    xv = np.array([1.0, 0.1, 3.0, 25.0, 0.7, 50.0, 1e-3, 2000.0, 7.5, -1.0, -0.3, -4.0, -12.0, -2.0])
+    with np.errstate(invalid="ignore"):
+        (got,), (want,) = f(vv, xv), ref(vv, xv)
+    assert np.isfinite(want).all()
+    assert_same(got, want, rtol=1e-11, err_msg="d/dx 3 jv")
+
+
+@pytest.mark.skipif(not VULKAN_DEVICES, reason=f"no Vulkan device ({WHY_NO_VULKAN or 'none listed'})")
+def test_jv_float32_formulation_on_vulkan():
+    """On Vulkan jv runs in float32 (thresholds, caps and scales per type): within 1e-5 of
+    the CPU mode's (float64-computed) results, relative or, where J oscillates, of
+    sqrt(2 / (pi |x|)), on normal results (lavapipe flushes subnormals); special values
+    the same."""
+    rng = np.random.default_rng(53)
+    specials_v = np.array([0.0, 1.0, -1.0, 0.5, -0.5, -1.5, 2.0, 3.0, INF, -INF, NAN, 0.0, 1.0, 2.5])
+    specials_x = np.array([0.0, 0.0, -2.0, 0.0, 1.0, 0.0, INF, -INF, 1.0, 1.0, 1.0, NAN, 1e30, -1.0])
+    v = np.concatenate([specials_v, rng.uniform(-5, 5, 40), rng.integers(-20, 20, 20), rng.uniform(0, 60, 20)])
+    x = np.concatenate([specials_x, 10 ** rng.uniform(-3, 2, 40), rng.uniform(-20, 20, 20), 10 ** rng.uniform(-6, 3, 20)])
+    v, x = v.astype("float32"), x.astype("float32")
+    a, b = pt.fvector("v"), pt.fvector("x")
+    cpu = pytensor.function([a, b], pt.jv(a, b), mode="MLIR")
+    gpu = pytensor.function([a, b], pt.jv(a, b), mode="MLIR_VULKAN")
+    with np.errstate(all="ignore"):
+        want, got = cpu(v, x), gpu(v, x)
+        amplitude = np.where(np.abs(x) > np.abs(v), np.sqrt(2 / (np.pi * np.abs(x))), 0.0).astype("float32")
+        close = np.isfinite(want) & (np.abs(got - want) <= 1e-5 * amplitude)
+    normal = ~np.isfinite(want) | (want == 0) | (np.abs(want) >= np.finfo("float32").tiny)
+    assert_same(np.where(close, want, got)[normal] + 0, want[normal] + 0, rtol=1e-5, err_msg="jv")

@@ -718,16 +718,6 @@ def test_bessel_accuracy(dtype):
     assert not report, "\n".join(report)
 
 
-def test_bessel_of_real_order_refused_by_name():
-    """Jv (real order v) is not lowered: compiling it fails naming the Op, never a wrong
-    result. (Ive and Kve are: tests/test_bessel_real.py.)"""
-    import pytensor
-
-    v, x = pt.vector("v"), pt.vector("x")
-    with pytest.raises(NotImplementedError, match="Jv"):
-        pytensor.function([v, x], pt.jv(v, x), mode=MLIR)
-
-
 @needs_vulkan
 def test_bessel_float32_formulation_on_vulkan():
     """On Vulkan the Bessel functions run in f32 on the device's exp: within 1e-5 relative

@@ -37,8 +37,9 @@ def ulp_of(r, dtype):
     return mpmath.ldexp(1, max(int(e) - 1, emin) - bits + 1)
 
 
-def ulp_errors(got, want, dtype):
-    """The ULP error of each of `got` (array of `dtype`) against `want` (list of mpf)."""
+def ulp_errors(got, want, dtype, floor=None):
+    """The ULP error of each of `got` (array of `dtype`) against `want` (list of mpf); with
+    `floor` (an array), in ULPs of max(|want|, floor) (an absolute error below it)."""
     dtype = np.dtype(dtype)
     largest = mpmath.mpf(float(np.finfo(dtype).max))
     errors = np.empty(len(want))
@@ -51,7 +52,8 @@ def ulp_errors(got, want, dtype):
         elif not np.isfinite(g):
             errors[i] = np.inf
         else:
-            errors[i] = float(abs(mpmath.mpf(g) - r) / ulp_of(r, dtype))
+            scale = r if floor is None else max(abs(r), mpmath.mpf(float(floor[i])))
+            errors[i] = float(abs(mpmath.mpf(g) - r) / ulp_of(scale, dtype))
     return errors
 
 

@@ -306,6 +306,8 @@ pub enum ScalarOp {
     Ive,
     /// `kve(v, x) = exp(x) K_v(x)`, real order.
     Kve,
+    /// `jv(v, x)`, the Bessel function of the first kind of real order (bessel_jv.rs).
+    Jv,
     // End of issue 3's Bessel block.
     Composite(Box<ScalarGraph>),
     /// `ScalarLoop` (and its subclasses): an inner scalar graph iterated `n_steps` times.
@@ -451,6 +453,7 @@ impl ScalarOp {
             "J1" => J1,
             "Ive" => Ive,
             "Kve" => Kve,
+            "Jv" => Jv,
             // End of issue 3's Bessel block.
             _ => return None,
         })
@@ -718,7 +721,7 @@ const SCALAR_OP_NAMES: &[&str] = &[
     "Sin", "Cos", "Tan", "ArcSin", "ArcCos", "ArcTan", "ArcTan2", "Erf", "Erfc", "Erfcx", "Erfinv", "Erfcinv", "Gamma",
     "GammaLn", "Psi", "TriGamma", "I0", "I1", "J0", "J1", "GammaInc", "GammaIncC", "GammaL", "GammaU",
     "PolyGamma", "BetaInc", "GammaIncInv", "GammaIncCInv", "BetaIncInv",
-    "Owens_t", "Hyp2F1", "Ive", "Kve",
+    "Owens_t", "Hyp2F1", "Ive", "Kve", "Jv",
 ];
 
 /// Whether the exported class derives from `base` (the exporter lists the class's MRO

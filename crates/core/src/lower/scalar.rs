@@ -6,7 +6,7 @@ use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{
-    bessel, bessel_real, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t,
+    bessel, bessel_jv, bessel_real, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t,
     polygamma, trig,
 };
 
@@ -268,6 +268,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         ScalarOp::J1 => own_math(b, &ins[0], out, bessel::j1)?,
         ScalarOp::Ive => own_math2(b, &ins[0], &ins[1], out, bessel_real::ive)?,
         ScalarOp::Kve => own_math2(b, &ins[0], &ins[1], out, bessel_real::kve)?,
+        ScalarOp::Jv => own_math2(b, &ins[0], &ins[1], out, bessel_jv::jv)?,
         ScalarOp::GammaInc => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammainc)?,
         ScalarOp::GammaIncC => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma::gammaincc)?,
         ScalarOp::GammaIncInv => own_math2(b, &ins[0], &ins[1], out, incomplete_gamma_inv::gammaincinv)?,

@@ -118,7 +118,7 @@ struct Ik {
 
 /// (Gamma1(mu), Gamma2(mu)) of Temme's series: the odd part of 1/Gamma(1 + z) over -z,
 /// and its even part.
-fn temme_gammas(f: &mut F, mu: &Value) -> (Value, Value) {
+pub(super) fn temme_gammas(f: &mut F, mu: &Value) -> (Value, Value) {
     let odd: Vec<f64> = RGAMMA1P.iter().skip(1).step_by(2).map(|c| -c).collect();
     let even: Vec<f64> = RGAMMA1P.iter().step_by(2).copied().collect();
     let mu2 = f.mul(mu, mu);
@@ -128,7 +128,7 @@ fn temme_gammas(f: &mut F, mu: &Value) -> (Value, Value) {
 }
 
 /// sigma = mu ln(2/x) to about twice the precision, as (hi, lo), and ln(2/x) rounded.
-fn sigma(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
+pub(super) fn sigma(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
     let (l_hi, l_lo) = log_dd(f, x);
     let ln2_hi = f.k(LN2_HI);
     let ln2_lo = f.k(LN2_LO);
@@ -678,7 +678,7 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
 }
 
 /// a + b for numbers in two floats (hi, lo), to about twice the precision.
-fn dd_add(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value) {
+pub(super) fn dd_add(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value) {
     let (s, e) = f.two_sum(a.0, b.0);
     let lo = f.add(a.1, b.1);
     let e = f.add(&e, &lo);
@@ -686,7 +686,7 @@ fn dd_add(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value)
 }
 
 /// Whether `v` is an integer (false for nan and infinities).
-fn is_integer(f: &mut F, v: &Value) -> Value {
+pub(super) fn is_integer(f: &mut F, v: &Value) -> Value {
     let fl = f.floor(v);
     let inf = f.c(f64::INFINITY);
     let a = f.abs(v);
@@ -696,7 +696,7 @@ fn is_integer(f: &mut F, v: &Value) -> Value {
 }
 
 /// Whether the integer-valued `v` is odd.
-fn is_odd(f: &mut F, v: &Value) -> Value {
+pub(super) fn is_odd(f: &mut F, v: &Value) -> Value {
     let half = f.c(0.5);
     let h = f.mul(v, &half);
     let fl = f.floor(&h);
@@ -704,7 +704,7 @@ fn is_odd(f: &mut F, v: &Value) -> Value {
 }
 
 /// sin(n pi) for 0 <= n < inf: (-1)^nl sin(mu pi), n = nl + mu, so 0 at the integers.
-fn sin_pi(f: &mut F, n: &Value) -> Value {
+pub(super) fn sin_pi(f: &mut F, n: &Value) -> Value {
     let half = f.c(0.5);
     let nh = f.add(n, &half);
     let nl = f.floor(&nh);
