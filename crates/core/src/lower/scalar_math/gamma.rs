@@ -24,8 +24,11 @@
 //!   to |r| <= 1/4 and fitted polynomials.
 //!
 //! Near the zeros of lgamma and psi on the negative axis the reflection's difference
-//! cancels: there the error is absolute (about 1e-16 times the size of the two terms),
-//! as in Cephes and in PyTensor's own C psi.
+//! cancels between terms of size lgamma(1 - x) or psi(1 - x): on -20 < x < -1 lgamma and
+//! psi use the upward recurrence to [1, 2) instead (`lgamma_shifted`, `psi_shift_sum`),
+//! whose factors and terms are exact and whose product and sum are carried in two
+//! doubles: lgamma's error next to its zeros is about 1e-19 absolute, psi's about 1e-17
+//! (psi(x + m)'s rounding). Below -20 (and on (-1, 0)) the reflection stays.
 //!
 //! Special values follow PyTensor's C backend: lgamma is +inf at 0, the negative integers
 //! and -inf (C's lgamma); gamma is +-inf at +-0 and nan at the negative integers and -inf
@@ -595,11 +598,46 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
     f.sel(&big, &r_big, &r)
 }
 
+/// For -LGAMMA_SHIFTS < x < -1 (other lanes: don't care): (x + m in [1, 2) with m = 1 -
+/// floor(x), and sum_{j<m} 1/(x+j) as hi + lo), for psi(x) = psi(x + m) - sum. Every
+/// x + j is exact (as in `lgamma_shifted`), each reciprocal gets its FMA remainder and the
+/// sum its TwoSum errors, so the sum is good to about twice the precision and psi(x + m)'s
+/// rounding (below 1e-16 absolute) is the error left: the reflection's terms psi(1 - x)
+/// and pi cot(pi x) are of size log|x| and more, each rounded.
+fn psi_shift_sum(f: &mut F, x: &Value) -> (Value, Value, Value) {
+    let one = f.c(1.0);
+    let zero = f.c(0.0);
+    let fl = floor(f, x);
+    let m = f.sub(&one, &fl);
+    let frac = f.sub(x, &fl);
+    let a = f.add(&frac, &one);
+    let (mut sum, mut comp) = (zero.clone(), zero.clone());
+    for j in (0..=(LGAMMA_SHIFTS as usize)).rev() {
+        let jv = f.c(j as f64);
+        let z = f.add(x, &jv);
+        let q = f.div(&one, &z);
+        let minus_q = f.neg(&q);
+        let r = f.fma(&minus_q, &z, &one);
+        let q_lo = f.mul(&q, &r);
+        let used = f.cmp(CmpF::Olt, &jv, &m);
+        let q = f.sel(&used, &q, &zero);
+        let q_lo = f.sel(&used, &q_lo, &zero);
+        let (s, e) = f.two_sum(&sum, &q);
+        let e = f.add(&e, &q_lo);
+        comp = f.add(&comp, &e);
+        sum = s;
+    }
+    (a, sum, comp)
+}
+
 pub fn psi(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let (neg, arg) = reflected(f, x);
+    let shift = f.inside(x, -LGAMMA_SHIFTS, -1.0);
+    let (shifted, sum, comp) = psi_shift_sum(f, x);
+    let arg = f.sel(&shift, &shifted, &arg);
     let p = psi_positive(f, &arg);
     let (s, c) = sin_cos_pi(f, x);
     let pi = f.c(std::f64::consts::PI);
@@ -607,6 +645,9 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let cot = f.div(&pc, &s);
     let refl = f.sub(&p, &cot);
     let r = f.sel(&neg, &refl, &p);
+    let up = f.sub(&p, &sum);
+    let up = f.sub(&up, &comp);
+    let r = f.sel(&shift, &up, &r);
     // Tiny negative x: -1/x (sin(pi x) could be subnormal there).
     let inv = f.div(&one, x);
     let minus_inv = f.neg(&inv);
