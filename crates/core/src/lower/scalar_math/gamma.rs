@@ -24,8 +24,11 @@
 //!   to |r| <= 1/4 and fitted polynomials.
 //!
 //! Near the zeros of lgamma and psi on the negative axis the reflection's difference
-//! cancels: there the error is absolute (about 1e-16 times the size of the two terms),
-//! as in Cephes and in PyTensor's own C psi.
+//! cancels between terms of size lgamma(1 - x) or psi(1 - x): on -20 < x < -1 lgamma and
+//! psi use the upward recurrence to [1, 2) instead (`lgamma_shifted`, `psi_shift_sum`),
+//! whose factors and terms are exact and whose product and sum are carried in two
+//! doubles: lgamma's error next to its zeros is about 1e-19 absolute, psi's about 1e-17
+//! (psi(x + m)'s rounding). Below -20 (and on (-1, 0)) the reflection stays.
 //!
 //! Special values follow PyTensor's C backend: lgamma is +inf at 0, the negative integers
 //! and -inf (C's lgamma); gamma is +-inf at +-0 and nan at the negative integers and -inf
@@ -35,7 +38,8 @@
 //! 0 for every x <= 0).
 
 use super::erf::poly;
-use super::{exp_log, F};
+use super::exp_log::{self, log_double};
+use super::F;
 use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
@@ -94,6 +98,28 @@ const LGAMMA_NEAR2: [f64; 19] = [
     -4.224009847689993e-07,
     2.7870898791632095e-07,
     -1.4119647050723332e-07,
+];
+/// LGAMMA_NEAR1_LO (scripts/fit_lgamma_lo.py): low parts of LGAMMA_NEAR1's first coefficients; relative error of P 8.73e-17 with the float64 coefficients, 2.34e-19 with these low parts.
+const LGAMMA_NEAR1_LO: [f64; 8] = [
+    4.897310717436408e-18,
+    2.0588683821209995e-17,
+    2.367084772985426e-17,
+    -2.7542341342390458e-18,
+    2.2421579506143976e-18,
+    1.2756945968711306e-17,
+    -1.1742310514910845e-17,
+    -7.617575237195406e-18,
+];
+/// LGAMMA_NEAR2_LO (scripts/fit_lgamma_lo.py): low parts of LGAMMA_NEAR2's first coefficients; relative error of P 6.46e-17 with the float64 coefficients, 1.42e-18 with these low parts.
+const LGAMMA_NEAR2_LO: [f64; 8] = [
+    5.205366249325079e-18,
+    -2.3049526049022202e-17,
+    -4.863441371993931e-18,
+    7.741953592637401e-20,
+    -1.2607192397260566e-19,
+    1.25942859194643e-19,
+    6.382090268426016e-20,
+    1.715544802534823e-20,
 ];
 /// LGAMMA_TAIL: degree 6; max relative error of P: 3.49e-19 (exact arithmetic), 1.38e-16 (float64 coefficients and Horner).
 pub(super) const LGAMMA_TAIL: [f64; 7] = [
@@ -232,6 +258,14 @@ const TINY: f64 = 8.673617379884035e-19; // 2^-60
 /// The scale of gamma's product, per type (f64, f32): 2^512 or 2^100, and its inverse.
 const SCALE: (f64, f64) = (1.3407807929942597e154, 1.2676506002282294e30);
 const INV_SCALE: (f64, f64) = (7.458340731200207e-155, 7.888609052210118e-31);
+/// gammaln of -LGAMMA_SHIFTS < x < -1 by the upward recurrence to [1, 2) (at most one
+/// more factor than this), below by the reflection: past -20 the zeros of lgamma lie within 1/20!
+/// of the integers, closer than the doubles there, and the reflection's terms no longer
+/// cancel much (measured: within 2 ULP from -20 to -30).
+const LGAMMA_SHIFTS: f64 = 20.0;
+/// How many of the last Horner steps of lgamma(x + m)'s polynomial run in two doubles:
+/// the rounding of the earlier ones is scaled by |t|^LGAMMA_DD_STEPS <= 2^-8.
+const LGAMMA_DD_STEPS: usize = 8;
 /// Where gamma's recurrence stops: gamma(a) overflows from 171.62 (35.04 in f32),
 /// gamma(-a) is 0 past 190 (50 in f32). Two scalings at most cover the product up to there.
 const GAMMA_LIMIT: (f64, f64) = (190.0, 50.0);
@@ -399,6 +433,79 @@ pub(super) fn lgamma1p(f: &mut F, a: &Value) -> Value {
     f.sel(&below_half, &near1, &r)
 }
 
+/// For -LGAMMA_SHIFTS < x < -1 (other lanes: don't care): lgamma(x) = lgamma(x + m) -
+/// log|x (x+1) ... (x+m-1)| with m = 1 - floor(x), so x + m in [1, 2). Every factor x + j
+/// is exact (it lies on x's grid and below |x|) and the product is carried in two doubles
+/// (TwoProd); lgamma(x + m) = t P(t) (t = x + m - 1 or x + m - 2, exact) with P's last
+/// Horner steps in two doubles (and its first coefficients' low parts), and in f64 the logarithm to twice the precision
+/// (log_double). Near lgamma's zeros the two parts cancel (each up to 0.12 in size) and
+/// their low parts keep the difference: the reflection cancels between terms of size
+/// lgamma(1 - x) (up to 40 near -20), each rounded.
+fn lgamma_shifted(f: &mut F, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let zero = f.c(0.0);
+    let fl = floor(f, x);
+    let m = f.sub(&one, &fl);
+    let frac = f.sub(x, &fl);
+    let (mut hi, mut lo) = (one.clone(), zero.clone());
+    for j in 0..=(LGAMMA_SHIFTS as usize) {
+        let jv = f.c(j as f64);
+        let factor = f.add(x, &jv);
+        let used = f.cmp(CmpF::Olt, &jv, &m);
+        let factor = f.sel(&used, &factor, &one);
+        let (p, e) = f.two_prod(&hi, &factor);
+        lo = f.fma(&lo, &factor, &e);
+        hi = p;
+    }
+    let abs_hi = f.abs(&hi);
+    let (log_hi, log_lo) = if f.f64() {
+        log_double(f.b, &abs_hi)
+    } else {
+        (f.log(&abs_hi), zero.clone())
+    };
+    let ratio = f.div(&lo, &hi);
+    let log_lo = f.add(&log_lo, &ratio);
+    // a = x + m = frac + 1 in [1, 2): t = a - 1 = frac below 3/2 (P1), t = a - 2 above (P2).
+    let three_halves = f.c(1.5);
+    let a = f.add(&frac, &one);
+    let low = f.cmp(CmpF::Olt, &a, &three_halves);
+    let t_high = f.sub(&a, &two);
+    let t = f.sel(&low, &frac, &t_high);
+    let coeff = |f: &mut F, k: usize| {
+        let c1 = f.c(LGAMMA_NEAR1[k]);
+        let c2 = f.c(*LGAMMA_NEAR2.get(k).unwrap_or(&0.0));
+        f.sel(&low, &c1, &c2)
+    };
+    let top = LGAMMA_NEAR1.len() - 1;
+    let mut p = coeff(f, top);
+    for k in (LGAMMA_DD_STEPS..top).rev() {
+        let c = coeff(f, k);
+        p = f.fma(&p, &t, &c);
+    }
+    let mut p_lo = zero;
+    for k in (0..LGAMMA_DD_STEPS).rev() {
+        let c = coeff(f, k);
+        let c1_lo = f.c(LGAMMA_NEAR1_LO[k]);
+        let c2_lo = f.c(LGAMMA_NEAR2_LO[k]);
+        let c_lo = f.sel(&low, &c1_lo, &c2_lo);
+        let (q, q_e) = f.two_prod(&p, &t);
+        let q_e = f.fma(&p_lo, &t, &q_e);
+        let (s, s_e) = f.two_sum(&q, &c);
+        let e = f.add(&s_e, &q_e);
+        let e = f.add(&e, &c_lo);
+        let (h, l) = f.fast_two_sum(&s, &e);
+        p = h;
+        p_lo = l;
+    }
+    let (l_hi, l_e) = f.two_prod(&t, &p);
+    let l_lo = f.fma(&t, &p_lo, &l_e);
+    // l_hi - log_hi is exact where they cancel (Sterbenz); the low parts come after.
+    let d = f.sub(&l_hi, &log_hi);
+    let d_lo = f.sub(&l_lo, &log_lo);
+    f.add(&d, &d_lo)
+}
+
 pub fn gammaln(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
@@ -411,6 +518,9 @@ pub fn gammaln(b: &mut Block, x: &Value) -> Value {
     let log_q = f.log(&q);
     let refl = f.sub(&log_q, &l);
     let r = f.sel(&neg, &refl, &l);
+    let shift = f.inside(x, -LGAMMA_SHIFTS, -1.0);
+    let up = lgamma_shifted(f, x);
+    let r = f.sel(&shift, &up, &r);
     let ax = f.abs(x);
     let log_ax = f.log(&ax);
     let minus_log = f.neg(&log_ax);
@@ -490,11 +600,46 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
     f.sel(&big, &r_big, &r)
 }
 
+/// For -LGAMMA_SHIFTS < x < -1 (other lanes: don't care): (x + m in [1, 2) with m = 1 -
+/// floor(x), and sum_{j<m} 1/(x+j) as hi + lo), for psi(x) = psi(x + m) - sum. Every
+/// x + j is exact (as in `lgamma_shifted`), each reciprocal gets its FMA remainder and the
+/// sum its TwoSum errors, so the sum is good to about twice the precision and psi(x + m)'s
+/// rounding (below 1e-16 absolute) is the error left: the reflection's terms psi(1 - x)
+/// and pi cot(pi x) are of size log|x| and more, each rounded.
+fn psi_shift_sum(f: &mut F, x: &Value) -> (Value, Value, Value) {
+    let one = f.c(1.0);
+    let zero = f.c(0.0);
+    let fl = floor(f, x);
+    let m = f.sub(&one, &fl);
+    let frac = f.sub(x, &fl);
+    let a = f.add(&frac, &one);
+    let (mut sum, mut comp) = (zero.clone(), zero.clone());
+    for j in (0..=(LGAMMA_SHIFTS as usize)).rev() {
+        let jv = f.c(j as f64);
+        let z = f.add(x, &jv);
+        let q = f.div(&one, &z);
+        let minus_q = f.neg(&q);
+        let r = f.fma(&minus_q, &z, &one);
+        let q_lo = f.mul(&q, &r);
+        let used = f.cmp(CmpF::Olt, &jv, &m);
+        let q = f.sel(&used, &q, &zero);
+        let q_lo = f.sel(&used, &q_lo, &zero);
+        let (s, e) = f.two_sum(&sum, &q);
+        let e = f.add(&e, &q_lo);
+        comp = f.add(&comp, &e);
+        sum = s;
+    }
+    (a, sum, comp)
+}
+
 pub fn psi(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let one = f.c(1.0);
     let (neg, arg) = reflected(f, x);
+    let shift = f.inside(x, -LGAMMA_SHIFTS, -1.0);
+    let (shifted, sum, comp) = psi_shift_sum(f, x);
+    let arg = f.sel(&shift, &shifted, &arg);
     let p = psi_positive(f, &arg);
     let (s, c) = sin_cos_pi(f, x);
     let pi = f.c(std::f64::consts::PI);
@@ -502,6 +647,9 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let cot = f.div(&pc, &s);
     let refl = f.sub(&p, &cot);
     let r = f.sel(&neg, &refl, &p);
+    let up = f.sub(&p, &sum);
+    let up = f.sub(&up, &comp);
+    let r = f.sel(&shift, &up, &r);
     // Tiny negative x: -1/x (sin(pi x) could be subnormal there).
     let inv = f.div(&one, x);
     let minus_inv = f.neg(&inv);
@@ -559,7 +707,7 @@ pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
 /// negated exponent, so gamma(-a) past gamma(a)'s overflow (a > 171.6) is not lost.
 fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
     let half = f.c(0.5);
-    let (log_a, log_a_lo) = exp_log::log_double(&mut *f.b, a);
+    let (log_a, log_a_lo) = log_double(&mut *f.b, a);
     let t = f.sub(a, &half);
     let (p, p_err) = f.two_prod(&t, &log_a);
     let p_lo = f.fma(&t, &log_a_lo, &p_err);

@@ -8,7 +8,9 @@
 //! whose remainder is below 1e-17 relative from z >= s + 21. The direct sum takes
 //! negative x as it is (the terms there have the sign of (x+k)^s): accurate in absolute
 //! terms next to the zeros between the poles, as scipy. The powers z^s are exact-integer
-//! binary powering (at most 16 roundings), then one division.
+//! binary powering with TwoProd (the powers and the reciprocal to about twice the precision),
+//! and the terms are summed by TwoSum: next to the zeros between negative poles the terms
+//! on either side of a pole nearly cancel.
 //!
 //! Limits: n! overflows past n = 170, where the result is +-inf (or nan), as scipy's; x
 //! below -1e6 (the direct sum's iteration cap) gives nan. Poles (x = 0, -0, a negative
@@ -77,6 +79,46 @@ fn pow_int(f: &mut F, z: &Value, s: &Value) -> Value {
     r
 }
 
+/// z^s as two doubles (hi, lo) for an integer-valued s in [0, 2^POWER_BITS), by binary
+/// powering with every product carried by TwoProd: hi is pow_int's value, lo its rounding
+/// to about twice the precision (meaningless where hi overflows or underflows).
+fn pow_int_double(f: &mut F, z: &Value, s: &Value) -> (Value, Value) {
+    let half = f.c(0.5);
+    let two = f.c(2.0);
+    let zero = f.c(0.0);
+    let (mut r, mut r_lo) = (f.c(1.0), zero.clone());
+    let (mut p, mut p_lo) = (z.clone(), zero.clone());
+    let mut e = s.clone();
+    for i in 0..POWER_BITS {
+        let h = f.mul(&e, &half);
+        let h = f.floor(&h);
+        let twice = f.mul(&h, &two);
+        let bit = f.sub(&e, &twice);
+        let set = f.cmp(CmpF::Ogt, &bit, &zero);
+        let (t, t_lo) = mul_double(f, (&r, &r_lo), (&p, &p_lo));
+        r = f.sel(&set, &t, &r);
+        r_lo = f.sel(&set, &t_lo, &r_lo);
+        if i + 1 < POWER_BITS {
+            let (q, q_lo) = mul_double(f, (&p, &p_lo), (&p, &p_lo));
+            p = q;
+            p_lo = q_lo;
+        }
+        e = h;
+    }
+    (r, r_lo)
+}
+
+/// (a_hi + a_lo)(b_hi + b_lo) as two doubles (the lo * lo product left out). The high
+/// part is the rounded product a_hi b_hi itself, not renormalized: so it keeps the sign of
+/// a zero (an underflowed odd power of a negative z is -0, and its reciprocal -inf), and
+/// the powers' high parts are pow_int's.
+fn mul_double(f: &mut F, a: (&Value, &Value), b: (&Value, &Value)) -> (Value, Value) {
+    let (p, e) = f.two_prod(a.0, b.0);
+    let e = f.fma(a.0, b.1, &e);
+    let e = f.fma(a.1, b.0, &e);
+    (p, e)
+}
+
 /// zeta(s, x) = sum_{k>=0} (x+k)^-s for s = n + 1 >= 3 and finite x off the poles; and
 /// whether the direct part finished within the cap.
 fn hurwitz_zeta(f: &mut F, s: &Value, x: &Value) -> (Value, Value) {
@@ -85,8 +127,12 @@ fn hurwitz_zeta(f: &mut F, s: &Value, x: &Value) -> (Value, Value) {
     let z0 = f.add(s, &start);
     let ty = f.ty;
     let (s_in, z0_in) = (s.clone(), z0.clone());
+    // Each term 1/(x+k)^s to about twice the precision (its power in two doubles, the
+    // division's remainder by FMA) and summed by TwoSum into (sum, comp): for negative x
+    // the terms on either side of a pole nearly cancel (+-8 around polygamma(2)'s zeros),
+    // and a term rounded once would cost several ULP of the result.
     let done = f.b.scf_while(
-        &[x.clone(), zero.clone(), zero],
+        &[x.clone(), zero.clone(), zero.clone(), zero],
         |c, v| {
             let mut g = F { b: c, ty };
             let limit = g.c(MAX_ITER);
@@ -96,14 +142,28 @@ fn hurwitz_zeta(f: &mut F, s: &Value, x: &Value) -> (Value, Value) {
         },
         |l, v| {
             let mut g = F { b: l, ty };
-            let (z, sum, count) = (&v[0], &v[1], &v[2]);
+            let (z, sum, count, comp) = (&v[0], &v[1], &v[2], &v[3]);
             let one = g.c(1.0);
-            let zs = pow_int(&mut g, z, &s_in);
+            let zero = g.c(0.0);
+            let (zs, zs_lo) = pow_int_double(&mut g, z, &s_in);
             let term = g.div(&one, &zs);
-            let sum = g.add(sum, &term);
+            // 1/(hi + lo) = q (1 + r) to first order, r = 1 - q (hi + lo); nan where the
+            // power overflowed or underflowed (then the term is q alone).
+            let minus_q = g.neg(&term);
+            let r = g.fma(&minus_q, &zs, &one);
+            let r = g.fma(&minus_q, &zs_lo, &r);
+            let term_lo = g.mul(&term, &r);
+            let bad = g.cmp(CmpF::Uno, &term_lo, &term_lo);
+            let term_lo = g.sel(&bad, &zero, &term_lo);
+            let (sum, e) = g.two_sum(sum, &term);
+            // An infinite term (z^s underflowed next to a pole) makes e nan: sum is inf.
+            let e_bad = g.cmp(CmpF::Uno, &e, &e);
+            let e = g.sel(&e_bad, &zero, &e);
+            let comp = g.add(comp, &e);
+            let comp = g.add(&comp, &term_lo);
             let z = g.add(z, &one);
             let count = g.add(count, &one);
-            vec![z, sum, count]
+            vec![z, sum, count, comp]
         },
     );
     let (z, sum) = (&done[0], &done[1]);
@@ -152,7 +212,8 @@ fn hurwitz_zeta(f: &mut F, s: &Value, x: &Value) -> (Value, Value) {
     let small_scale = pow_int(f, &inv_z, &s1);
     let scale = f.sel(&overflow, &small_scale, &scale);
     let tail = f.mul(&scale, &bracket);
-    (f.add(sum, &tail), finished)
+    let low = f.add(&done[3], &tail);
+    (f.add(sum, &low), finished)
 }
 
 pub fn polygamma(b: &mut Block, n: &Value, x: &Value) -> Value {
