@@ -589,14 +589,54 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
             sizes.push(if k == 0 { b.tensor_dim(&idx, 0) } else { b.tensor_dim(&x, k) });
         }
     }
-    let init = b.tensor_empty(tensor_type(&out_ty), &sizes);
-    let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank)];
-    let r = b.linalg_generic(&[idx], &[init], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
-        let (w, ok) = wrap(body, &args[0], i_ty.dtype, &n);
-        let mut src = vec![w];
-        src.extend((1..rank).map(|k| body.linalg_index(k)));
-        Ok::<_, String>(vec![guarded_extract(body, Some(&ok), &x, &src)])
-    })?;
+    let out_tt = tensor_type(&out_ty);
+    let init = b.tensor_empty(out_tt.clone(), &sizes);
+    // The read is unconditional, from row 0 where an index is out of bounds (the check
+    // raises after the call; the element is zeroed), so that IREE vectorizes it as a
+    // gather: an `scf.if` around it (guarded_extract) kept the kernel scalar, and a gather
+    // reading its result failed to compile. Row 0 exists only where x has rows.
+    let gather = |b: &mut Block, idx: &Value, init: &Value| {
+        let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank)];
+        let (x, n, dtype) = (x.clone(), n.clone(), i_ty.dtype);
+        b.linalg_generic(std::slice::from_ref(idx), std::slice::from_ref(init), &maps, &vec![IteratorType::Parallel; rank], |body, args| {
+            let (w, ok) = wrap(body, &args[0], dtype, &n);
+            let first = body.constant_index(0);
+            let mut src = vec![body.select(&ok, &w, &first)];
+            src.extend((1..rank).map(|k| body.linalg_index(k)));
+            let e = body.tensor_extract(&x, &src);
+            let zero = zero_of(body, e.scalar());
+            Ok::<_, String>(vec![body.select(&ok, &e, &zero)])
+        })
+        .expect("the gather's body cannot fail")
+        .remove(0)
+    };
+    let r = match x_ty.shape[0] {
+        Some(0) => {
+            let zero = zero_of(b, out_tt.element);
+            b.linalg_fill(&zero, &init)
+        }
+        Some(_) => gather(b, &idx, &init),
+        None => {
+            // Rows known at run time: where there are none, no index is read (m = 0 of
+            // them; every index is out of bounds then and the check raises, so the rows
+            // left unwritten are never seen). An `scf.if` on the host between a fill and
+            // the gather lost the check of a second gather in the same function (IREE 3.13).
+            let zero = b.constant_index(0);
+            let count = b.tensor_dim(&idx, 0);
+            let no_rows = b.cmpi(CmpI::Eq, &n, &zero);
+            let m = b.select(&no_rows, &zero, &count);
+            let idx_m = b.tensor_extract_slice(&idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
+            let mut part_shape = out_tt.shape.clone();
+            part_shape[0] = None;
+            let mut part_sizes = vec![m];
+            part_sizes.extend((1..rank).filter(|&k| out_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)));
+            let part = b.tensor_empty(TensorType::new(part_shape, out_tt.element), &part_sizes);
+            let g = gather(b, &idx_m, &part);
+            let offsets = vec![IndexArg::Const(0); rank];
+            b.tensor_insert_slice(&g, &init, &offsets)
+        }
+    };
+    let r = vec![r];
     let mut dims = vec![cx.dims(i_var)[0]];
     dims.extend(cx.dims(x_var).into_iter().skip(1));
     for (k, d) in dims.iter_mut().enumerate() {
