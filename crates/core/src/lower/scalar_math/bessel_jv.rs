@@ -49,7 +49,7 @@
 //!   v = +inf: 0 for finite x (as scipy); v = -inf: nan (scipy 0: J_-v has no limit).
 //!   A nan argument gives nan.
 
-use super::bessel_real::{dd_add, is_integer, is_odd, sigma, sin_pi, temme_gammas};
+use super::bessel_real::{dd_add, is_integer, is_odd, regular_lanes, sigma, sin_cos_pi, temme_gammas};
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
 use super::{PerType, F};
@@ -875,20 +875,6 @@ fn j_mu_series(f: &mut F, mu: &Value, x: &Value) -> Value {
     f.mul(&lead, &s)
 }
 
-/// cos(n pi) for 0 <= n < inf: (-1)^nl cos(mu pi), n = nl + mu.
-fn cos_pi(f: &mut F, n: &Value) -> Value {
-    let half = f.c(0.5);
-    let nh = f.add(n, &half);
-    let nl = f.floor(&nh);
-    let mu = f.sub(n, &nl);
-    let pi = f.c(std::f64::consts::PI);
-    let pimu = f.mul(&pi, &mu);
-    let c = trig::cos(f.b, &pimu);
-    let odd = is_odd(f, &nl);
-    let minus = f.neg(&c);
-    f.sel(&odd, &minus, &c)
-}
-
 /// `jv(v, x)`, the Bessel function of the first kind of real order v.
 pub fn jv(b: &mut Block, v: &Value, x: &Value) -> Value {
     let mut f = F::new(b, x);
@@ -899,13 +885,7 @@ pub fn jv(b: &mut Block, v: &Value, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let n = f.abs(v);
     let a = f.abs(x);
-    let regular_n = f.cmp(CmpF::Olt, &n, &inf);
-    let a_pos = f.cmp(CmpF::Ogt, &a, &zero);
-    let a_fin = f.cmp(CmpF::Olt, &a, &inf);
-    let regular = f.and(&regular_n, &a_pos);
-    let regular = f.and(&regular, &a_fin);
-    let n_r = f.sel(&regular, &n, &zero);
-    let a_r = f.sel(&regular, &a, &one);
+    let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
     let v_int = is_integer(f, v);
     let negative_v = f.cmp(CmpF::Olt, v, &zero);
     let not_int = f.not(&v_int);
@@ -913,8 +893,7 @@ pub fn jv(b: &mut Block, v: &Value, x: &Value) -> Value {
     let want_y = f.and(&use_reflection, &regular);
     let (j, y, ok, j_neg_tiny, tiny_neg) = jy(f, &n_r, &a_r, &want_y);
     // J_-n = cos(n pi) J_n - sin(n pi) Y_n.
-    let c = cos_pi(f, &n_r);
-    let s = sin_pi(f, &n_r);
+    let (s, c) = sin_cos_pi(f, &n_r);
     let sy = f.mul(&s, &y);
     let unscale = f.k(Y_UNSCALE);
     let sy = f.mul(&sy, &unscale);

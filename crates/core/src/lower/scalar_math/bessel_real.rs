@@ -705,6 +705,12 @@ pub(super) fn is_odd(f: &mut F, v: &Value) -> Value {
 
 /// sin(n pi) for 0 <= n < inf: (-1)^nl sin(mu pi), n = nl + mu, so 0 at the integers.
 pub(super) fn sin_pi(f: &mut F, n: &Value) -> Value {
+    sin_cos_pi(f, n).0
+}
+
+/// (sin(n pi), cos(n pi)) for 0 <= n < inf: (-1)^nl (sin(mu pi), cos(mu pi)), n = nl + mu,
+/// |mu| <= 1/2, so sin is 0 at the integers and cos at the half-integers.
+pub(super) fn sin_cos_pi(f: &mut F, n: &Value) -> (Value, Value) {
     let half = f.c(0.5);
     let nh = f.add(n, &half);
     let nl = f.floor(&nh);
@@ -712,9 +718,29 @@ pub(super) fn sin_pi(f: &mut F, n: &Value) -> Value {
     let pi = f.c(std::f64::consts::PI);
     let pimu = f.mul(&pi, &mu);
     let s = trig::sin(f.b, &pimu);
+    let c = trig::cos(f.b, &pimu);
     let odd = is_odd(f, &nl);
-    let minus = f.neg(&s);
-    f.sel(&odd, &minus, &s)
+    let minus_s = f.neg(&s);
+    let minus_c = f.neg(&c);
+    (f.sel(&odd, &minus_s, &s), f.sel(&odd, &minus_c, &c))
+}
+
+/// The lanes where the order `n` = |v| is finite and the argument `y` positive and
+/// finite, where the algorithms run, and (n, y) there, (0, 1) elsewhere (a point every
+/// algorithm takes without a long loop; the callers set those lanes' values).
+/// Returns (regular, n finite, y finite, n_r, y_r).
+pub(super) fn regular_lanes(f: &mut F, n: &Value, y: &Value) -> (Value, Value, Value, Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let inf = f.c(f64::INFINITY);
+    let n_fin = f.cmp(CmpF::Olt, n, &inf);
+    let y_pos = f.cmp(CmpF::Ogt, y, &zero);
+    let y_fin = f.cmp(CmpF::Olt, y, &inf);
+    let regular = f.and(&n_fin, &y_pos);
+    let regular = f.and(&regular, &y_fin);
+    let n_r = f.sel(&regular, n, &zero);
+    let y_r = f.sel(&regular, y, &one);
+    (regular, n_fin, y_fin, n_r, y_r)
 }
 
 /// `ive(v, x) = exp(-|x|) I_v(x)`.
@@ -728,13 +754,7 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let n = f.abs(v);
     let a = f.abs(x);
-    let regular_n = f.cmp(CmpF::Olt, &n, &inf);
-    let a_pos = f.cmp(CmpF::Ogt, &a, &zero);
-    let a_fin = f.cmp(CmpF::Olt, &a, &inf);
-    let regular = f.and(&regular_n, &a_pos);
-    let regular = f.and(&regular, &a_fin);
-    let n_r = f.sel(&regular, &n, &zero);
-    let a_r = f.sel(&regular, &a, &one);
+    let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
     let parts = ik(f, &n_r, &a_r, true);
     let v_int = is_integer(f, v);
     // I_-n = I_n + (2/pi) sin(n pi) K_n: in scaled terms, + (2/pi) sin(n pi) kve e^-2x.
@@ -792,17 +812,10 @@ pub fn kve(b: &mut Block, v: &Value, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
     let zero = f.c(0.0);
-    let one = f.c(1.0);
     let inf = f.c(f64::INFINITY);
     let nan = f.c(f64::NAN);
     let n = f.abs(v);
-    let regular_n = f.cmp(CmpF::Olt, &n, &inf);
-    let x_pos = f.cmp(CmpF::Ogt, x, &zero);
-    let x_fin = f.cmp(CmpF::Olt, x, &inf);
-    let regular = f.and(&regular_n, &x_pos);
-    let regular = f.and(&regular, &x_fin);
-    let n_r = f.sel(&regular, &n, &zero);
-    let x_r = f.sel(&regular, x, &one);
+    let (regular, regular_n, x_fin, n_r, x_r) = regular_lanes(f, &n, x);
     let parts = ik(f, &n_r, &x_r, false);
     let ok = f.and(&parts.ok, &regular);
     let r = f.sel(&ok, &parts.k, &nan);
