@@ -10,6 +10,7 @@ os.environ.setdefault("PYTENSOR_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="pytens
 
 import numpy as np
 import pytensor
+import pytensor.tensor as pt
 import pytest
 from pytensor.compile.mode import get_mode
 
@@ -116,3 +117,19 @@ def run_in_threads(work, count):
     for t in threads:
         t.join()
     return errors
+
+
+# The smallest normal number and half of it (a subnormal), per float dtype.
+SUBNORMAL_CASES = [("float32", 1.17549435e-38, 5.877472e-39), ("float64", 2.2250738585072014e-308, 1.1125369292536007e-308)]
+
+
+def assert_subnormals_kept(mode, dtype, tiny, half, where="the mode"):
+    """x * y in `mode` keeps a subnormal result (not flushed to zero) and reads subnormal
+    inputs as they are (no denormals-are-zero)."""
+    x = pt.vector("x", dtype=dtype)
+    y = pt.vector("y", dtype=dtype)
+    f = pytensor.function([x, y], x * y, mode=mode)
+    got = f(np.array([tiny, 1.0], dtype=dtype), np.array([0.5, 0.5], dtype=dtype))
+    assert got[0] == np.array(half, dtype=dtype) and got[0] != 0, f"{got[0]!r}: {where} flushed a {dtype} subnormal result"
+    got = f(np.array([half, half], dtype=dtype), np.array([2.0, 1.0], dtype=dtype))
+    assert got[0] == np.array(tiny, dtype=dtype) and got[1] == np.array(half, dtype=dtype), f"{got!r}: {where} read a {dtype} subnormal input as zero"

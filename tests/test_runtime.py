@@ -8,25 +8,14 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import MLIR, assert_same, check, run_in_threads
+from conftest import MLIR, SUBNORMAL_CASES, assert_same, assert_subnormals_kept, check, run_in_threads
 
 from pytensor_mlir import _core
 
 
-@pytest.mark.parametrize(
-    "dtype, tiny, half",
-    [("float32", 1.17549435e-38, 5.877472e-39), ("float64", 2.2250738585072014e-308, 1.1125369292536007e-308)],
-)
+@pytest.mark.parametrize("dtype, tiny, half", SUBNORMAL_CASES)
 def test_subnormal_results_are_kept(dtype, tiny, half):
-    x = pt.vector("x", dtype=dtype)
-    y = pt.vector("y", dtype=dtype)
-    f = pytensor.function([x, y], x * y, mode=MLIR)
-    got = f(np.array([tiny, 1.0], dtype=dtype), np.array([0.5, 0.5], dtype=dtype))
-    assert got[0] == np.array(half, dtype=dtype), f"{got[0]!r} flushed"
-    assert got[0] != 0
-    # Subnormal inputs are read as they are, not as zero (no denormals-are-zero).
-    got = f(np.array([half, half], dtype=dtype), np.array([2.0, 1.0], dtype=dtype))
-    assert got[0] == np.array(tiny, dtype=dtype) and got[1] == np.array(half, dtype=dtype)
+    assert_subnormals_kept(MLIR, dtype, tiny, half)
 
 
 def _mxcsr():

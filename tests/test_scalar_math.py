@@ -194,20 +194,26 @@ EXP_LOG = ["exp", "log", "sqrt", "pow", "log1p", "expm1", "log2", "log10", "exp2
 MAX_ULP = 4.0
 
 
+def run_cases(names, dtype, rng, n=1500):
+    """The accuracy cases `names` on n of their domain points each, in one MLIR function:
+    (cases, points per case, results per case)."""
+    import pytensor
+
+    cases = [BY_NAME[k] for k in names]
+    args = [[pt.vector(f"{c.name}{j}", dtype=dtype) for j in range(c.arity)] for c in cases]
+    f = pytensor.function([x for a in args for x in a], [c.pytensor(*a) for c, a in zip(cases, args)], mode=MLIR)
+    vals = [points(c, dtype, n, rng) for c in cases]
+    with np.errstate(all="ignore"):
+        got = f(*[row for c, v in zip(cases, vals) for row in (v if c.arity > 1 else [v])])
+    return cases, vals, got
+
+
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_exp_log_accuracy(dtype):
     """Every exp/log function (pow too: x ** y with y log x over the whole range of
     results, x near 1 with |y| to 1e5, negative bases) within 4 ULP of mpmath over its
     whole domain."""
-    import pytensor
-
-    rng = np.random.default_rng(7)
-    cases = [BY_NAME[k] for k in EXP_LOG]
-    args = [[pt.vector(f"{c.name}{j}", dtype=dtype) for j in range(c.arity)] for c in cases]
-    f = pytensor.function([a for arg in args for a in arg], [c.pytensor(*a) for c, a in zip(cases, args)], mode=MLIR)
-    vals = [points(c, dtype, 1500, rng) for c in cases]
-    with np.errstate(all="ignore"):
-        got = f(*[row for c, v in zip(cases, vals) for row in (v if c.arity > 1 else [v])])
+    cases, vals, got = run_cases(EXP_LOG, dtype, np.random.default_rng(7))
     report = []
     for c, v, g in zip(cases, vals, got):
         v = v if c.arity > 1 else [v]
@@ -227,15 +233,7 @@ def test_trig_accuracy(dtype):
     random pairs in every quadrant, every pair of signed zeros, infinities, nan, tiny and
     huge values); sin, cos, tan up to the bound (1e15, 1e5 in float32), and past it, up
     to the largest float, finite and (sin, cos) within [-1, 1]."""
-    import pytensor
-
-    rng = np.random.default_rng(11)
-    cases = [BY_NAME[k] for k in TRIG]
-    args = [[pt.vector(f"{c.name}{j}", dtype=dtype) for j in range(c.arity)] for c in cases]
-    f = pytensor.function([x for a in args for x in a], [c.pytensor(*a) for c, a in zip(cases, args)], mode=MLIR)
-    vals = [points(c, dtype, 1500, rng) for c in cases]
-    with np.errstate(all="ignore"):
-        got = f(*[row for c, v in zip(cases, vals) for row in (v if c.arity > 1 else [v])])
+    cases, vals, got = run_cases(TRIG, dtype, np.random.default_rng(11))
     report = []
     for c, v, g in zip(cases, vals, got):
         keep = within_bound(c, dtype, v)

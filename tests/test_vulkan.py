@@ -11,7 +11,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
-from conftest import assert_same, check, compile_both, raises_like, run_in_threads, vulkan_devices
+from conftest import SUBNORMAL_CASES, assert_same, assert_subnormals_kept, check, compile_both, raises_like, run_in_threads, vulkan_devices
 from test_leak import grown_over
 
 import pytensor_mlir
@@ -324,18 +324,9 @@ def test_threads():
 
 # Subnormals: what the device does is measured here and written in the README. lavapipe
 # keeps float32 and float64 subnormals, in results and as inputs, like the CPU mode.
-@pytest.mark.parametrize(
-    "dtype, tiny, half",
-    [("float32", 1.17549435e-38, 5.877472e-39), ("float64", 2.2250738585072014e-308, 1.1125369292536007e-308)],
-)
+@pytest.mark.parametrize("dtype, tiny, half", SUBNORMAL_CASES)
 def test_subnormals_are_kept(dtype, tiny, half):
-    x = pt.vector("x", dtype=dtype)
-    y = pt.vector("y", dtype=dtype)
-    f = pytensor.function([x, y], x * y, mode=VULKAN)
-    got = f(np.array([tiny, 1.0], dtype=dtype), np.array([0.5, 0.5], dtype=dtype))
-    assert got[0] == np.array(half, dtype=dtype), f"{got[0]!r}: the device flushed a {dtype} subnormal result"
-    got = f(np.array([half, half], dtype=dtype), np.array([2.0, 1.0], dtype=dtype))
-    assert got[0] == np.array(tiny, dtype=dtype) and got[1] == np.array(half, dtype=dtype)
+    assert_subnormals_kept(VULKAN, dtype, tiny, half, where="the device")
 
 
 def test_float64_runs_where_the_device_reports_it():

@@ -55,26 +55,36 @@ const POWER_BITS: usize = 8;
 
 
 
-/// z^s for an integer-valued s in [0, 2^POWER_BITS), by binary powering.
-fn pow_int(f: &mut F, z: &Value, s: &Value) -> Value {
+/// The binary digits of an integer-valued s in [0, 2^POWER_BITS), lowest first, as masks
+/// (digit is 1): the steps of binary powering.
+fn exponent_bits(f: &mut F, s: &Value) -> Vec<Value> {
     let half = f.c(0.5);
     let two = f.c(2.0);
     let zero = f.c(0.0);
-    let mut r = f.c(1.0);
-    let mut p = z.clone();
     let mut e = s.clone();
-    for i in 0..POWER_BITS {
+    let mut bits = Vec::with_capacity(POWER_BITS);
+    for _ in 0..POWER_BITS {
         let h = f.mul(&e, &half);
         let h = f.floor(&h);
         let twice = f.mul(&h, &two);
         let bit = f.sub(&e, &twice);
-        let set = f.cmp(CmpF::Ogt, &bit, &zero);
+        bits.push(f.cmp(CmpF::Ogt, &bit, &zero));
+        e = h;
+    }
+    bits
+}
+
+/// z^s for an integer-valued s in [0, 2^POWER_BITS), by binary powering.
+fn pow_int(f: &mut F, z: &Value, s: &Value) -> Value {
+    let bits = exponent_bits(f, s);
+    let mut r = f.c(1.0);
+    let mut p = z.clone();
+    for (i, set) in bits.iter().enumerate() {
         let times = f.mul(&r, &p);
-        r = f.sel(&set, &times, &r);
+        r = f.sel(set, &times, &r);
         if i + 1 < POWER_BITS {
             p = f.mul(&p, &p);
         }
-        e = h;
     }
     r
 }
@@ -83,27 +93,19 @@ fn pow_int(f: &mut F, z: &Value, s: &Value) -> Value {
 /// powering with every product carried by TwoProd: hi is pow_int's value, lo its rounding
 /// to about twice the precision (meaningless where hi overflows or underflows).
 fn pow_int_double(f: &mut F, z: &Value, s: &Value) -> (Value, Value) {
-    let half = f.c(0.5);
-    let two = f.c(2.0);
+    let bits = exponent_bits(f, s);
     let zero = f.c(0.0);
     let (mut r, mut r_lo) = (f.c(1.0), zero.clone());
-    let (mut p, mut p_lo) = (z.clone(), zero.clone());
-    let mut e = s.clone();
-    for i in 0..POWER_BITS {
-        let h = f.mul(&e, &half);
-        let h = f.floor(&h);
-        let twice = f.mul(&h, &two);
-        let bit = f.sub(&e, &twice);
-        let set = f.cmp(CmpF::Ogt, &bit, &zero);
+    let (mut p, mut p_lo) = (z.clone(), zero);
+    for (i, set) in bits.iter().enumerate() {
         let (t, t_lo) = mul_double(f, (&r, &r_lo), (&p, &p_lo));
-        r = f.sel(&set, &t, &r);
-        r_lo = f.sel(&set, &t_lo, &r_lo);
+        r = f.sel(set, &t, &r);
+        r_lo = f.sel(set, &t_lo, &r_lo);
         if i + 1 < POWER_BITS {
             let (q, q_lo) = mul_double(f, (&p, &p_lo), (&p, &p_lo));
             p = q;
             p_lo = q_lo;
         }
-        e = h;
     }
     (r, r_lo)
 }
