@@ -6,6 +6,7 @@ mode="MLIR" and for PyTensor's C backend on the same points.
     python benchmarks/accuracy.py --quick         # fewer points (CI)
     python benchmarks/accuracy.py expm1 log1p     # some functions only
     python benchmarks/accuracy.py --mode MLIR_VULKAN --dtype float32   # another device
+    python benchmarks/accuracy.py --jax           # PyTensor's JAX backend as a column too
 
 The functions, their exact values and their domains are the table in
 `benchmarks/accuracy_cases.py` (trigonometric arguments past the accuracy bound, 1e15 in
@@ -36,6 +37,17 @@ MODES = {"MLIR": "MLIR", "C": "CVM"}
 DTYPES = ["float32", "float64"]
 
 
+def jax_result(args, output, values, case):
+    """One case under PyTensor's JAX backend (one function per case: JAX lacks some, and
+    one it cannot compile must not take the others with it); None where it cannot."""
+    try:
+        f = pytensor.function(args, output, mode="JAX")
+        with np.errstate(all="ignore"):
+            return np.asarray(f(*(values if case.arity > 1 else [values])))
+    except Exception:  # noqa: BLE001  (NotImplementedError, or jax's own errors)
+        return None
+
+
 def measure(cases, dtype, n, seed=0, modes=MODES):
     """{case name: {mode: (errors, points)}} for `dtype`."""
     rng = np.random.default_rng(seed)
@@ -48,6 +60,9 @@ def measure(cases, dtype, n, seed=0, modes=MODES):
     flat = [row for c, v in zip(cases, values) for row in (v if c.arity > 1 else [v])]
     results = {}
     for mode_name, mode in modes.items():
+        if mode_name == "JAX":
+            results[mode_name] = [jax_result(a, o, v, c) for a, o, v, c in zip(args, outputs, values, cases)]
+            continue
         f = pytensor.function(inputs, outputs, mode=mode)
         with np.errstate(all="ignore"):
             got = f(*flat)
@@ -57,8 +72,14 @@ def measure(cases, dtype, n, seed=0, modes=MODES):
         v = values[i] if c.arity > 1 else [values[i]]
         want = exact(c.mpmath, *v)
         floor = c.floor(*np.asarray(v, dtype=np.float64)) if c.floor else None
-        table[c.name] = {m: ulp_errors(results[m][i], want, dtype, floor) for m in modes}
+        table[c.name] = {m: None if results[m][i] is None else ulp_errors(results[m][i], want, dtype, floor) for m in modes}
         table[c.name]["points"] = np.stack(v, axis=-1) if c.arity > 1 else values[i]
+        # Where neither an argument nor the exact result is subnormal: JAX (XLA) flushes
+        # subnormals to zero, which alone puts its max error in the millions of ULP.
+        tiny = np.finfo(dtype).tiny
+        with np.errstate(invalid="ignore"):
+            normal = [~((np.abs(np.asarray(a, dtype=np.float64)) < tiny) & (a != 0)) for a in [*v, want]]
+        table[c.name]["normal"] = np.logical_and.reduce(normal)
     return table
 
 
@@ -69,8 +90,14 @@ def main(argv=None):
     parser.add_argument("-n", type=int, default=None, help="points per function")
     parser.add_argument("--mode", default="MLIR", help="the MLIR mode to measure (MLIR, MLIR_VULKAN, ...)")
     parser.add_argument("--dtype", choices=DTYPES, action="append", help="only this dtype (repeatable)")
+    parser.add_argument("--jax", action="store_true", help="a column for PyTensor's JAX backend too (n/a where it has no such function)")
     args = parser.parse_args(argv)
     modes = {"MLIR": args.mode, "C": "CVM"}
+    if args.jax:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        modes["JAX"] = "JAX"
     n = args.n or (300 if args.quick else 5000)
     cases = [c for c in CASES if not args.functions or c.name in args.functions]
     unknown = set(args.functions) - {c.name for c in CASES}
@@ -78,8 +105,10 @@ def main(argv=None):
         parser.error(f"unknown functions: {sorted(unknown)}")
     start = time.time()
     print(f"ULP error against mpmath, about {n} points per function and dtype; MLIR is mode {args.mode} (pytensor {pytensor.__version__})\n")
-    print("| function | dtype | MLIR max | MLIR mean | C max | C mean | MLIR worst at |")
-    print("|---|---|---|---|---|---|---|")
+    extra = ["JAX max", "JAX mean", "JAX max, no subnormals"] if args.jax else []
+    header = ["function", "dtype", "MLIR max", "MLIR mean", "C max", "C mean", *extra, "MLIR worst at"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for dtype in args.dtype or DTYPES:
         # GPU devices take fewer buffers per dispatch (lavapipe: 128 bytes of push
         # constants): one function per case there.
@@ -92,10 +121,11 @@ def main(argv=None):
             mlir, cb = row["MLIR"], row["C"]
             worst = row["points"][int(np.argmax(mlir))]
             worst = tuple(float(w) for w in worst) if np.ndim(worst) else worst
-            print(
-                f"| {c.name} | {dtype} | {mlir.max():.3g} | {mlir.mean():.3g} | {cb.max():.3g} | {cb.mean():.3g} | {worst!r} |",
-                flush=True,
-            )
+            cells = [c.name, dtype, f"{mlir.max():.3g}", f"{mlir.mean():.3g}", f"{cb.max():.3g}", f"{cb.mean():.3g}"]
+            if args.jax:
+                jx = row["JAX"]
+                cells += ["n/a"] * 3 if jx is None else [f"{jx.max():.3g}", f"{jx.mean():.3g}", f"{jx[row['normal']].max():.3g}"]
+            print("| " + " | ".join([*cells, repr(worst)]) + " |", flush=True)
     print(f"\n({time.time() - start:.0f} s)")
 
 
