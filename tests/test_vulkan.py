@@ -390,3 +390,13 @@ def test_reflecting_pad_its_gradient_and_choose():
     rng = np.random.default_rng(2)
     values = [rng.normal(size=(3, 4)).astype(F32), np.array([[2, 5], [0, 7]]), rng.integers(-5, 5, size=(1, 3)), rng.normal(size=(3, 2, 3)).astype(F32)]
     vcheck([x, w, a, c], outputs, values, rtol=1e-5, reference=pytensor_mlir.MLIR)
+
+
+@pytest.mark.parametrize("rank", [1, 2])
+def test_more_operands_than_a_dispatch_takes(rank):
+    """40 inputs in one fused expression: past the device's 32 storage buffers and 128
+    bytes of push constants per dispatch unless pytensor_mlir.fusion splits it."""
+    xs = [pt.tensor(f"x{i}", shape=(None,) * rank, dtype=F32) for i in range(40)]
+    out = xs[0] + pt.add(*[pt.exp(x) for x in xs[1:]])
+    rng = np.random.default_rng(rank)
+    vcheck(xs, [out], [rng.normal(size=(3,) * rank).astype(F32) for _ in xs])

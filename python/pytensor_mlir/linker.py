@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pytensor.link.basic import JITLinker
 from pytensor.link.utils import raise_with_op
 
-from pytensor_mlir import _core, rewrites
+from pytensor_mlir import _core, fusion, rewrites
 from pytensor_mlir.export import export_fgraph
 
 
@@ -41,6 +41,8 @@ class MLIRLinker(JITLinker):
 
     def __init__(self, driver="local-sync", device=None, **kwargs):
         super().__init__(**kwargs)
+        # The rewrites that keep its dispatches within its runtime's bounds.
+        self.required_rewrites = (*type(self).required_rewrites, fusion.tag(driver))
         self.driver = driver
         self.device = None if device is None else str(device)
         self.compiled = None
@@ -113,6 +115,7 @@ class CompileOnlyLinker(MLIRLinker):
     def __init__(self, target, **kwargs):
         super().__init__(**kwargs)
         self.target = target
+        self.required_rewrites = (*MLIRLinker.required_rewrites, fusion.tag("local" if target == "llvm-cpu" else target))
 
     def fgraph_convert(self, fgraph, input_storage, storage_map, **kwargs):
         from pytensor_mlir._compiler import compiler_library

@@ -15,6 +15,8 @@ from pytensor.tensor.rewriting.ofg import inline_ofg_node
 from pytensor.tensor.shape import Shape
 from pytensor.typed_list.basic import MakeList
 
+from pytensor_mlir import fusion
+
 # The tag of this module's rewrites; in MLIRLinker.required_rewrites.
 TAG = "mlir"
 
@@ -121,3 +123,8 @@ def choose_of_a_list(fgraph, node):
 
 
 optdb["specialize"].register("mlir_choose_of_a_list", choose_of_a_list, TAG)
+
+
+# Dispatches within IREE's runtime limits (see pytensor_mlir.fusion), under tags of
+# their own: MLIRLinker requires its target's.
+fusion.register(optdb)

@@ -14,6 +14,9 @@ pub enum Op {
     DimShuffle { input_ndim: usize, new_order: Vec<Option<usize>> },
     /// `DeepCopyOp`: a fresh copy, so an output never aliases an input.
     DeepCopy,
+    /// `FusionBarrier` (pytensor_mlir.fusion): its input as it is, kept by IREE in a
+    /// dispatch apart from its consumers.
+    FusionBarrier,
     /// `Dot` (and `Dot22`): matrix and vector products, inputs of rank 1 or 2.
     Dot,
     /// `CAReduce` and its subclasses (`Sum`, `Prod`, `Max`, ...): `axis` as PyTensor
@@ -499,6 +502,7 @@ impl Op {
                 Ok(Op::DimShuffle { input_ndim, new_order })
             }
             "DeepCopyOp" => Ok(Op::DeepCopy),
+            "FusionBarrier" => Ok(Op::FusionBarrier),
             "Dot" | "Dot22" => Ok(Op::Dot),
             "CAReduce" | "Sum" | "Prod" | "ProdWithoutZeros" | "Max" | "Min" | "All" | "Any" => {
                 let scalar = nested_op(op, "scalar_op")?;
@@ -704,6 +708,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
+    // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.
+    "FusionBarrier",
     // End of the tensor-ops block.
 ];
 

@@ -1,4 +1,4 @@
-//! Constants, `DeepCopyOp`, `MakeVector`, `TensorFromScalar` and `ScalarFromTensor`.
+//! Constants, `DeepCopyOp`, `FusionBarrier`, `MakeVector`, `TensorFromScalar` and `ScalarFromTensor`.
 
 use super::scalar::{self, Scalar};
 use super::shapes::{Dim, DimExpr};
@@ -19,6 +19,21 @@ pub fn constant(b: &mut Block, ty: &TensorType, bytes: &[u8]) -> Value {
 }
 
 /// A real copy, so that an output is a buffer of its own.
+/// `FusionBarrier`: the input behind an optimization barrier. IREE takes every buffer a
+/// dispatch reads or writes as one binding and each dynamic dim as a push constant, and
+/// its runtime refuses a dispatch past 32 bindings or 64 constants; pytensor_mlir.fusion
+/// splits an elementwise graph with more operands at these barriers.
+pub fn fusion_barrier(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    let (input, output) = (node.inputs[0], node.outputs[0]);
+    let x = cx.value(b, input)?;
+    let ty = cx.graph.ty(input).clone();
+    let sizes: Vec<Value> = (0..ty.ndim()).filter(|&d| ty.shape[d].is_none()).map(|d| b.tensor_dim(&x, d)).collect();
+    let r = b.optimization_barrier(&x, &sizes);
+    let dims = cx.dims(input);
+    cx.define(output, r, dims);
+    Ok(())
+}
+
 pub fn deep_copy(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let (input, output) = (node.inputs[0], node.outputs[0]);
     let x = cx.value(b, input)?;

@@ -81,6 +81,11 @@ pub struct Lowered {
     /// tensors (their constant pool is never initialized: the call fails with "source_buffer
     /// is null"), so these graphs are compiled for the full HAL instead.
     pub constant_tensors: bool,
+    /// Whether the graph holds a `FusionBarrier`: IREE 3.13's inline execution model
+    /// fails to compile an optimization barrier on a dispatch's result ("failed to
+    /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
+    /// the full HAL.
+    pub fusion_barriers: bool,
     /// Whether an operation's destination may be an input's buffer (a scatter onto an
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
@@ -414,6 +419,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Elemwise(s) => elemwise::lower(cx, b, node, s, &name),
         Op::DimShuffle { new_order, .. } => shape::dimshuffle(cx, b, node, new_order),
         Op::DeepCopy => basic::deep_copy(cx, b, node),
+        Op::FusionBarrier => basic::fusion_barrier(cx, b, node),
         Op::Dot => blas::dot(cx, b, node, &name),
         Op::CAReduce { reduction, axis, acc_dtype, zero_size_raises } => {
             reduce::careduce(cx, b, node, *reduction, axis.as_deref(), *acc_dtype, *zero_size_raises)
@@ -539,6 +545,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dim_exprs: cx.dim_exprs,
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
+        fusion_barriers: graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
         writes_inputs: cx.writes_inputs,
         exceptions: cx.exceptions,
     })

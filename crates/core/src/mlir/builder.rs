@@ -647,6 +647,21 @@ impl Block {
         assert_eq!(t.tensor().rank(), to.rank(), "tensor.cast changes the rank");
         self.def(to.clone().into(), format!("tensor.cast {} : {} to {to}", t.name, t.ty))
     }
+
+    /// `util.optimization_barrier`: the same tensor, which IREE may not fuse across (so
+    /// its producer and its consumers land in different dispatches). `dynamic_sizes`, one
+    /// per dynamic dim of `t` in order, are tied to the result (`flow.tensor.tie_shape`):
+    /// IREE cannot see sizes through the barrier, and must know every dispatch operand's.
+    pub fn optimization_barrier(&mut self, t: &Value, dynamic_sizes: &[Value]) -> Value {
+        let ty = t.tensor().clone();
+        let dynamic = ty.shape.iter().filter(|d| d.is_none()).count();
+        assert_eq!(dynamic, dynamic_sizes.len(), "a barrier needs one size per dynamic dim");
+        let r = self.def(t.ty.clone(), format!("util.optimization_barrier {} : {ty}", t.name));
+        if dynamic == 0 {
+            return r;
+        }
+        self.def(t.ty.clone(), format!("flow.tensor.tie_shape {} : {ty}{{{}}}", r.name, join_names(dynamic_sizes)))
+    }
 }
 
 /// An offset or size of a slice op: a constant (static in the types) or an `index` value.
