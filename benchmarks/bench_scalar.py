@@ -13,6 +13,7 @@ round-robin repeats (bench_cpu.py's helpers).
     python benchmarks/bench_scalar.py                 # every function, both dtypes
     python benchmarks/bench_scalar.py -k exp -n 100000
     python benchmarks/bench_scalar.py -k =gamma        # that function only
+    python benchmarks/bench_scalar.py -k =exp,=log,sin # several
 """
 
 import argparse
@@ -39,7 +40,7 @@ BASIC = [
 def inputs_for(dtype, n, rng, only):
     """(name, graph, one array of n points per argument) for each function."""
     def wanted(name):
-        return not only or (name == only[1:] if only.startswith("=") else only in name)
+        return not only or any(name == k[1:] if k.startswith("=") else k in name for k in only.split(","))
 
     for name, graph, sample in BASIC:
         if wanted(name):
@@ -59,7 +60,7 @@ def inputs_for(dtype, n, rng, only):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=1_000_000, help="elements per call")
-    parser.add_argument("-k", default="", help="only functions whose name contains this (=NAME: that name only)")
+    parser.add_argument("-k", default="", help="only functions whose name contains this (=NAME: that name only; several, comma-separated)")
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     peers = {"MLIR": "MLIR", "NUMBA": "NUMBA", "numpy": Mode(linker="py", optimizer="fast_run")}
