@@ -49,7 +49,7 @@ use super::erf::poly;
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
 use super::{PerType, F};
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
 /// 1/Gamma(1 + z) = sum c[k] z^k, k < 22 (scripts/bessel_real_constants.py).
 const RGAMMA1P: [f64; 22] = [
@@ -494,65 +494,122 @@ fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
 
 /// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
 /// `i` is a stand-in).
+///
+/// The regions are `scf.if` branches, not selects over every region's result: the loops
+/// already keep IREE from vectorizing this kernel, so each element runs as scalar code,
+/// and with branches it runs only its own region's code (with selects a Hankel lane paid
+/// for Temme's series, the Wronskian's logarithms and the rest too: ive(2.5, 3000) took
+/// 1.0 us against scipy's 0.15).
 fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
-    let half = f.c(0.5);
-    // Hankel's region, x >= max(32, n^2); stand-ins elsewhere stop the sum at once (n = 1/2).
+    // Hankel's region, x >= max(32, n^2).
     let hx = f.c(HANKEL_X);
     let n2 = f.mul(n, n);
     let bound = f.b.arith(Arith::MaximumF, &hx, &n2);
     let in_hankel = f.cmp(CmpF::Oge, x, &bound);
-    let n_h = f.sel(&in_hankel, n, &half);
-    let x_h = f.sel(&in_hankel, x, &hx);
-    let (si, sk, h_ok) = hankel(f, &n_h, &x_h);
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1];
+    let out = f.b.scf_if(
+        &in_hankel,
+        &types,
+        |b| {
+            let r = ik_hankel(&mut F { b, ty }, n, x, want_i);
+            vec![r.i, r.k, r.ok]
+        },
+        |b| {
+            let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
+            vec![r.i, r.k, r.ok]
+        },
+    );
+    Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
+}
+
+/// `ik` in Hankel's region, x >= max(32, n^2).
+fn ik_hankel(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let (si, sk, ok) = hankel(f, n, x);
     let root = f.sqrt(x);
     let ci = f.c(INV_SQRT_2PI);
     let ck = f.c(SQRT_PI_2);
-    let i_h = f.mul(&si, &ci);
-    let i_h = f.div(&i_h, &root);
-    let k_h = f.mul(&sk, &ck);
-    let k_h = f.div(&k_h, &root);
-    // Elsewhere n = nl + mu; nl past the cap is left to the nan of `ok`.
+    let i = f.mul(&si, &ci);
+    let i = f.div(&i, &root);
+    let k = f.mul(&sk, &ck);
+    let k = f.div(&k, &root);
+    let k = if want_i {
+        let k_scale = f.k(K_SCALE);
+        f.mul(&k, &k_scale)
+    } else {
+        k
+    };
+    let i = if want_i { i } else { f.c(0.0) };
+    Ik { i, k, ok }
+}
+
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x), |mu| <= 1/2, 0 < x < inf: Temme below 1/2,
+/// `k_mid` up to 20, Hankel's from 20, each in its own branch; and whether the loops
+/// finished.
+fn k_mu(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1];
+    let t_x = f.c(TEMME_X);
+    let is_temme = f.cmp(CmpF::Olt, x, &t_x);
+    let out = f.b.scf_if(
+        &is_temme,
+        &types,
+        |b| {
+            let mut g = F { b, ty };
+            let active = g.b.constant_int(1, ScalarType::I1);
+            let (k0, k1, ok) = k_temme(&mut g, mu, x, &active);
+            vec![k0, k1, ok]
+        },
+        |b| {
+            let mut g = F { b, ty };
+            let s_x = g.c(HANKEL_MU_X);
+            let is_hankel_mu = g.cmp(CmpF::Oge, x, &s_x);
+            g.b.scf_if(
+                &is_hankel_mu,
+                &types,
+                |b| {
+                    let mut g = F { b, ty };
+                    let one = g.c(1.0);
+                    let ck = g.c(SQRT_PI_2);
+                    let (_, sk0, ok0) = hankel(&mut g, mu, x);
+                    let mu1 = g.add(mu, &one);
+                    let (_, sk1, ok1) = hankel(&mut g, &mu1, x);
+                    let ok = g.and(&ok0, &ok1);
+                    let root = g.sqrt(x);
+                    let k0 = g.mul(&sk0, &ck);
+                    let k0 = g.div(&k0, &root);
+                    let k1 = g.mul(&sk1, &ck);
+                    let k1 = g.div(&k1, &root);
+                    vec![k0, k1, ok]
+                },
+                |b| {
+                    let mut g = F { b, ty };
+                    let active = g.b.constant_int(1, ScalarType::I1);
+                    let (k0, k1) = k_mid(&mut g, mu, x, &active);
+                    vec![k0, k1, active]
+                },
+            )
+        },
+    );
+    (out[0].clone(), out[1].clone(), out[2].clone())
+}
+
+/// `ik` outside Hankel's region: K_mu, K_mu+1 (`k_mu`), K upward to K_n, and I from CF1
+/// and the Wronskian (see the module comment).
+fn ik_recurrences(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    // n = nl + mu; nl past the cap is left to the nan of `ok`.
     let limit = f.k(MAX_ITER);
-    let n_r = f.sel(&in_hankel, &zero, n);
-    let x_r = f.sel(&in_hankel, &one, x);
-    let nh = f.add(&n_r, &half);
+    let nh = f.add(n, &half);
     let nl = f.floor(&nh);
     let too_many = f.cmp(CmpF::Ogt, &nl, &limit);
     let nl = f.sel(&too_many, &zero, &nl);
-    let n_r = f.sel(&too_many, &zero, &n_r);
+    let n_r = f.sel(&too_many, &zero, n);
+    let x_r = x.clone();
     let mu = f.sub(&n_r, &nl);
-    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 20, Hankel's from 20 (stand-ins x =
-    // 1/4, 1 and 20 for the others).
-    let t_x = f.c(TEMME_X);
-    let s_x = f.c(HANKEL_MU_X);
-    let quarter = f.c(0.25);
-    let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
-    let is_hankel_mu = f.cmp(CmpF::Oge, &x_r, &s_x);
-    let x_t = f.sel(&is_temme, &x_r, &quarter);
-    let x_s = f.sel(&is_hankel_mu, &x_r, &s_x);
-    let is_mid = f.or(&is_temme, &is_hankel_mu);
-    let is_mid = f.not(&is_mid);
-    let x_m = f.sel(&is_mid, &x_r, &one);
-    let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t, &is_temme);
-    let (km0, km1) = k_mid(f, &mu, &x_m, &is_mid);
-    // (Order 1/2 stops Hankel's sums at once where they are not used.)
-    let mu_h = f.sel(&is_hankel_mu, &mu, &half);
-    let (_, sk0, s_ok0) = hankel(f, &mu_h, &x_s);
-    let mu1 = f.add(&mu, &one);
-    let mu1_h = f.sel(&is_hankel_mu, &mu1, &half);
-    let (_, sk1, s_ok1) = hankel(f, &mu1_h, &x_s);
-    let s_ok = f.and(&s_ok0, &s_ok1);
-    let root_s = f.sqrt(&x_s);
-    let ks0 = f.mul(&sk0, &ck);
-    let ks0 = f.div(&ks0, &root_s);
-    let ks1 = f.mul(&sk1, &ck);
-    let ks1 = f.div(&ks1, &root_s);
-    let k0 = f.sel(&is_temme, &kt0, &km0);
-    let k1 = f.sel(&is_temme, &kt1, &km1);
-    let k0 = f.sel(&is_hankel_mu, &ks0, &k0);
-    let k1 = f.sel(&is_hankel_mu, &ks1, &k1);
+    let (k0, k1, mu_ok) = k_mu(f, &mu, &x_r);
     let k_scale = if want_i { f.k(K_SCALE) } else { one.clone() };
     let k0_s = f.mul(&k0, &k_scale);
     let k1_s = f.mul(&k1, &k_scale);
@@ -603,77 +660,81 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let inf = f.c(f64::INFINITY);
     let reached = f.cmp(CmpF::Oge, &up[0], &nl);
     let k_n = f.add(&up[1], &up[2]);
-    let k_r = f.sel(&reached, &k_n, &inf);
-    let k_h = f.mul(&k_h, &k_scale);
-    let k = f.sel(&in_hankel, &k_h, &k_r);
-    let mut ok = f.and(&t_ok, &s_ok);
+    let k = f.sel(&reached, &k_n, &inf);
     let not_too_many = f.not(&too_many);
-    ok = f.and(&ok, &not_too_many);
+    let mut ok = f.and(&mu_ok, &not_too_many);
     let i = if want_i {
-        let not_hankel = f.not(&in_hankel);
-        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &not_hankel);
-        let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
-        // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
-        let den = f.fma(&r_mu, &k0, &k1);
-        let den = f.mul(&den, &x_r);
-        let i_mu = f.div(&one, &den);
-        let (g1, g2) = temme_gammas(f, &mu);
-        let mu_g1 = f.mul(&mu, &g1);
-        let gampl = f.sub(&g2, &mu_g1);
-        let (s_hi, s_lo, _) = sigma(f, &mu, &x_r);
-        let minus_s = f.neg(&s_hi);
-        let e_inv = f.exp(&minus_s);
-        let minus_lo = f.neg(&s_lo);
-        let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
-        let xx = f.mul(&x_r, &x_r);
-        let mu1 = f.add(&mu, &one);
-        let four = f.c(4.0);
-        let den = f.mul(&four, &mu1);
-        let corr = f.div(&xx, &den);
-        let lead = f.mul(&e_inv, &gampl);
-        let series = f.fma(&lead, &corr, &lead);
-        let mx = f.neg(&x_r);
-        let emx = f.exp(&mx);
-        let series = f.mul(&series, &emx);
-        let tiny = f.k(TINY_X);
-        let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
-        let i_mu = f.sel(&is_tiny, &series, &i_mu);
-        // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
-        // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
-        let (a_hi, a_lo) = log_dd(f, &i_mu);
-        let (b_hi, b_lo) = log_dd(f, &p);
-        let (lx_hi, lx_lo) = log_dd(f, &x_r);
-        let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
-        let c_lo = f.fma(&nl, &lx_lo, &c_e);
-        let minus_count = f.neg(&count);
-        let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
-        let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
-        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
-        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
-        let e = f.exp(&s_hi);
-        let i_n = f.fma(&e, &s_lo, &e);
+        let active = f.b.constant_int(1, ScalarType::I1);
+        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &active);
+        ok = f.and(&ok, &r_ok);
         // Where K_n+1 is finite, the Wronskian at n itself: the upward recurrence of K
         // keeps its accuracy over many steps, the product of nl ratios does not (2e-15 at
-        // ive(100, 1000), against 2e-16 so).
+        // ive(100, 1000), against 2e-16 so). Only the other lanes run the ratios down
+        // to mu (nl steps) and their product's logarithms.
         let den_n = f.fma(&r, &up[1], &up[3]);
         let den_lo = f.fma(&r, &up[2], &up[4]);
         let den_n = f.add(&den_n, &den_lo);
         let den_n = f.mul(&den_n, &x_r);
-        let i_w = f.div(&k_scale, &den_n);
         let finite = f.cmp(CmpF::Olt, &den_n, &inf);
+        let tiny = f.k(TINY_X);
+        let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
         let not_tiny = f.not(&is_tiny);
         let use_w = f.and(&finite, &reached);
         let use_w = f.and(&use_w, &not_tiny);
-        let i_n = f.sel(&use_w, &i_w, &i_n);
-        ok = f.and(&ok, &r_ok);
-        f.sel(&in_hankel, &i_h, &i_n)
+        f.b.scf_if(
+            &use_w,
+            &[ty],
+            |b| vec![F { b, ty }.div(&k_scale, &den_n)],
+            |b| {
+                let f = &mut F { b, ty };
+                let one = f.c(1.0);
+                let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
+                // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
+                let den = f.fma(&r_mu, &k0, &k1);
+                let den = f.mul(&den, &x_r);
+                let i_mu = f.div(&one, &den);
+                let (g1, g2) = temme_gammas(f, &mu);
+                let mu_g1 = f.mul(&mu, &g1);
+                let gampl = f.sub(&g2, &mu_g1);
+                let (s_hi, s_lo, _) = sigma(f, &mu, &x_r);
+                let minus_s = f.neg(&s_hi);
+                let e_inv = f.exp(&minus_s);
+                let minus_lo = f.neg(&s_lo);
+                let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+                let xx = f.mul(&x_r, &x_r);
+                let mu1 = f.add(&mu, &one);
+                let four = f.c(4.0);
+                let den = f.mul(&four, &mu1);
+                let corr = f.div(&xx, &den);
+                let lead = f.mul(&e_inv, &gampl);
+                let series = f.fma(&lead, &corr, &lead);
+                let mx = f.neg(&x_r);
+                let emx = f.exp(&mx);
+                let series = f.mul(&series, &emx);
+                let tiny = f.k(TINY_X);
+                let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
+                let i_mu = f.sel(&is_tiny, &series, &i_mu);
+                // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
+                // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
+                let (a_hi, a_lo) = log_dd(f, &i_mu);
+                let (b_hi, b_lo) = log_dd(f, &p);
+                let (lx_hi, lx_lo) = log_dd(f, &x_r);
+                let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
+                let c_lo = f.fma(&nl, &lx_lo, &c_e);
+                let minus_count = f.neg(&count);
+                let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
+                let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
+                let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
+                let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
+                let e = f.exp(&s_hi);
+                let i_n = f.fma(&e, &s_lo, &e);
+                vec![i_n]
+            },
+        )
+        .remove(0)
     } else {
         zero.clone()
     };
-    let h_fail = f.not(&h_ok);
-    let h_fail = f.and(&h_fail, &in_hankel);
-    let not_h_fail = f.not(&h_fail);
-    ok = f.and(&ok, &not_h_fail);
     Ik { i, k, ok }
 }
 
