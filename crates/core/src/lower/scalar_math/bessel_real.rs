@@ -26,12 +26,14 @@
 //!   (the terms decrease from the first while x >= n^2): sqrt(2 pi x) ive = sum (-1)^k
 //!   a_k / x^k and sqrt(2x/pi) kve = sum a_k / x^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) /
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
+//! - ive of v >= 0 or an integer v (no reflection, so no K) below x = 2: I's power
+//!   series with a fixed number of terms, straight-line (`ive_series`), in f64 code.
 //!
 //! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
 //! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value. With I, K runs scaled by 2^-64 so that the reflection term of
+//! never a wrong value (ive's power series region has no cap). With I, K runs scaled by 2^-64 so that the reflection term of
 //! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
@@ -46,7 +48,8 @@
 //!   scipy gives nan for both. A nan argument gives nan (scipy's kve(nan, 0) is inf).
 
 use super::erf::poly;
-use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
+use super::exp_log::{cosh, exp_double, log_dd, log_double, sinh, LN2_HI, LN2_LO};
+use super::gamma::{gamma1p_below_10, gamma_stirling};
 use super::trig;
 use super::{PerType, F};
 use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
@@ -90,6 +93,11 @@ const HANKEL_MU_X: f64 = 20.0;
 const HANKEL_X: f64 = 32.0;
 /// Hankel's expansions stop after this many terms (at x = 20, n = 0, about 32 reach 1e-17).
 const HANKEL_TERMS: f64 = 64.0;
+/// Where K is not wanted (ive of v >= 0 or an integer v), I_n by its power series below
+/// I_SERIES_X, I_SERIES_TERMS terms: (x^2/4)^k / (k! (n + 1)_k) <= 1 / (k!)^2 < 5e-18
+/// from k = 12 on there.
+const I_SERIES_X: f64 = 2.0;
+const I_SERIES_TERMS: usize = 12;
 /// Below this x, I_mu is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
 /// The product of the ratios is kept above 2^-SCALE (LOW) by multiplying by 2^SCALE (UP).
@@ -492,6 +500,59 @@ fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
     (done[2].clone(), done[3].clone(), ok)
 }
 
+/// exp(-x) I_n(x) for 0 <= n < inf, 0 < x < I_SERIES_X, as straight-line code: the
+/// power series (x/2)^n / Gamma(n + 1) sum_k (x^2/4)^k / (k! (n + 1)_k), nested from its
+/// last term (all positive), times exp(n ln(x/2) - x) with the exponent in two floats
+/// (`sigma`; up to 745 in size at tiny x) and 1/Gamma(n + 1): `gamma1p_below_10` below
+/// 10, else 1/Gamma(n) (Stirling's formula to twice the precision) / n (Gamma(n + 1) at
+/// the rounded n + 1 would be 20 ULP off). This replaces, for those lanes, K's upward
+/// recurrence, CF1 and the ratios down to mu (about 2 nl + 16 loop steps); an order past
+/// the loops' cap is no trouble here (I underflows to 0). f64 code (Stirling's
+/// exponential is): float32 runs in f64 on the CPU; targets without f64 math (Vulkan)
+/// keep the recurrences.
+fn ive_series(f: &mut F, n: &Value, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let quarter = f.c(0.25);
+    let xx = f.mul(x, x);
+    let z = f.mul(&xx, &quarter);
+    let mut s = one.clone();
+    for k in (1..=I_SERIES_TERMS).rev() {
+        let kk = f.c(k as f64);
+        let nk = f.add(n, &kk);
+        let den = f.mul(&nk, &kk);
+        let t = f.div(&z, &den);
+        s = f.fma(&t, &s, &one);
+    }
+    // exp(n (ln x - ln 2) - x), ln x to twice the precision (`log_dd` rounds log of the
+    // mantissa: times n = 66 that was 17 ULP).
+    let (l_hi, l_lo) = log_double(&mut *f.b, x);
+    let minus_ln2 = f.c(-LN2_HI.0);
+    let (d_hi, d_err) = f.two_sum(&l_hi, &minus_ln2);
+    let ln2_lo = f.c(LN2_LO.0);
+    let d_lo = f.sub(&l_lo, &ln2_lo);
+    let d_lo = f.add(&d_err, &d_lo);
+    let (d_hi, d_lo) = f.fast_two_sum(&d_hi, &d_lo);
+    let (e_hi, e_err) = f.two_prod(n, &d_hi);
+    let e_lo = f.fma(n, &d_lo, &e_err);
+    let minus_x = f.neg(x);
+    let (e_hi, e_err2) = f.two_sum(&e_hi, &minus_x);
+    let e_lo = f.add(&e_lo, &e_err2);
+    let (e_hi, e_lo) = f.fast_two_sum(&e_hi, &e_lo);
+    let p = exp_double(&mut *f.b, &e_hi, &e_lo);
+    // 1/Gamma(n + 1).
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, n, &ten);
+    let n_small = f.sel(&big, &one, n);
+    let g_small = gamma1p_below_10(f, &n_small);
+    let inv_small = f.div(&one, &g_small);
+    let n_big = f.sel(&big, n, &ten);
+    let (_, down) = gamma_stirling(f, &n_big);
+    let inv_big = f.div(&down, &n_big);
+    let inv = f.sel(&big, &inv_big, &inv_small);
+    let ps = f.mul(&p, &s);
+    f.mul(&ps, &inv)
+}
+
 /// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
 /// `i` is a stand-in).
 ///
@@ -500,7 +561,7 @@ fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
 /// and with branches it runs only its own region's code (with selects a Hankel lane paid
 /// for Temme's series, the Wronskian's logarithms and the rest too: ive(2.5, 3000) took
 /// 1.0 us against scipy's 0.15).
-fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> Ik {
     // Hankel's region, x >= max(32, n^2).
     let hx = f.c(HANKEL_X);
     let n2 = f.mul(n, n);
@@ -516,8 +577,34 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
             vec![r.i, r.k, r.ok]
         },
         |b| {
-            let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
-            vec![r.i, r.k, r.ok]
+            let f = &mut F { b, ty };
+            // Lanes that want I alone, below I_SERIES_X: I's power series (K is a stand-in;
+            // f64 code, so not where f32 has no f64 math).
+            let lanes = match i_only {
+                Some(lanes) if f.f64() => lanes,
+                _ => {
+                    let r = ik_recurrences(f, n, x, want_i);
+                    return vec![r.i, r.k, r.ok];
+                }
+            };
+            let s_x = f.c(I_SERIES_X);
+            let small = f.cmp(CmpF::Olt, x, &s_x);
+            let series = f.and(&small, lanes);
+            f.b.scf_if(
+                &series,
+                &types,
+                |b| {
+                    let f = &mut F { b, ty };
+                    let i = ive_series(f, n, x);
+                    let zero = f.c(0.0);
+                    let yes = f.b.constant_int(1, ScalarType::I1);
+                    vec![i, zero, yes]
+                },
+                |b| {
+                    let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
+                    vec![r.i, r.k, r.ok]
+                },
+            )
         },
     );
     Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
@@ -816,8 +903,13 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let n = f.abs(v);
     let a = f.abs(x);
     let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
-    let parts = ik(f, &n_r, &a_r, true);
     let v_int = is_integer(f, v);
+    let negative_v = f.cmp(CmpF::Olt, v, &zero);
+    let not_int = f.not(&v_int);
+    let use_reflection = f.and(&negative_v, &not_int);
+    // (Only the reflection needs K.)
+    let i_only = f.not(&use_reflection);
+    let parts = ik(f, &n_r, &a_r, true, Some(&i_only));
     // I_-n = I_n + (2/pi) sin(n pi) K_n: in scaled terms, + (2/pi) sin(n pi) kve e^-2x.
     let s = sin_pi(f, &n_r);
     let c = f.c(2.0 / std::f64::consts::PI);
@@ -829,9 +921,6 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let term = f.mul(&cs, &ke);
     let unscale = f.k(K_UNSCALE);
     let reflected = f.fma(&term, &unscale, &parts.i);
-    let negative_v = f.cmp(CmpF::Olt, v, &zero);
-    let not_int = f.not(&v_int);
-    let use_reflection = f.and(&negative_v, &not_int);
     let r = f.sel(&use_reflection, &reflected, &parts.i);
     let ok = f.and(&parts.ok, &regular);
     let r = f.sel(&ok, &r, &nan);
@@ -877,7 +966,7 @@ pub fn kve(b: &mut Block, v: &Value, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let n = f.abs(v);
     let (regular, regular_n, x_fin, n_r, x_r) = regular_lanes(f, &n, x);
-    let parts = ik(f, &n_r, &x_r, false);
+    let parts = ik(f, &n_r, &x_r, false, None);
     let ok = f.and(&parts.ok, &regular);
     let r = f.sel(&ok, &parts.k, &nan);
     // x = +inf: 0 for a finite order; v = +-inf: inf for 0 < x < inf; x = 0: inf.
