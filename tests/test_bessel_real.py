@@ -65,23 +65,35 @@ def reference_fixes(name, v, x, want):
     return want
 
 
+def typed_inputs():
+    """The symbolic inputs of the *_like_the_c_backend tests: (v, x) in float64 and
+    float32, int8 and int64 orders, int64 x."""
+    return (pt.dvector("v64"), pt.dvector("x64"), pt.fvector("v32"), pt.fvector("x32"), pt.bvector("vi8"),
+            pt.lvector("vi64"), pt.lvector("xi64"))  # fmt: skip
+
+
+def input_values(vv, xv):
+    """Values for `typed_inputs` from the float64 grid (vv, xv): its float32 rounding, and
+    small integer orders and arguments of the grid's length."""
+    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
+    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
+    with np.errstate(over="ignore", under="ignore"):
+        return [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+
+
 def test_ive_and_kve_like_the_c_backend():
     """Every pair of V_VALUES and X_VALUES, in float64, float32, and integer orders (int8
     with float32 x, int64 with int64 x: PyTensor's output dtypes), against the C backend:
     special values exactly (nan, infinities, zeros), finite values to rtol 1e-12 (1e-6 in
     float32)."""
     vv, xv = (g.ravel() for g in np.meshgrid(V_VALUES, X_VALUES))
-    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
-    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
-    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    v64, x64, v32, x32, vi8, vi64, xi64 = typed_inputs()
     outs = [pt.ive(v64, x64), pt.kve(v64, x64), pt.ive(v32, x32), pt.kve(v32, x32), pt.ive(vi8, x32),
             pt.kve(vi8, x32), pt.ive(vi64, xi64), pt.kve(vi64, xi64)]  # fmt: skip
     f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
     assert {"Ive", "Kve"} <= scalar_ops(f)
-    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
-    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
-    with np.errstate(over="ignore", under="ignore"):
-        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    vals = input_values(vv, xv)
+    ints, xints = vals[4], vals[6]
     with np.errstate(all="ignore"):
         got, want = f(*vals), ref(*vals)
     assert [g.dtype for g in got] == [np.float64] * 2 + [np.float32] * 4 + [np.float64] * 2
@@ -241,16 +253,12 @@ def test_jv_like_the_c_backend():
     zeros), finite values to rtol 1e-12 (1e-6 in float32) or, where J oscillates, to an
     absolute 1e-15 (1e-7) of sqrt(2 / (pi |x|))."""
     vv, xv = (g.ravel() for g in np.meshgrid(JV_V_VALUES, JV_X_VALUES))
-    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
-    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
-    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    v64, x64, v32, x32, vi8, vi64, xi64 = typed_inputs()
     outs = [pt.jv(v64, x64), pt.jv(v32, x32), pt.jv(vi8, x32), pt.jv(vi64, xi64)]
     f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
     assert "Jv" in scalar_ops(f)
-    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
-    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
-    with np.errstate(over="ignore", under="ignore"):
-        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    vals = input_values(vv, xv)
+    ints, xints = vals[4], vals[6]
     with np.errstate(all="ignore"):
         got, want = f(*vals), ref(*vals)
     assert [g.dtype for g in got] == [np.float64, np.float32, np.float32, np.float64]
