@@ -28,12 +28,14 @@
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
 //! - ive of v >= 0 or an integer v (no reflection, so no K) below x = 2: I's power
 //!   series with a fixed number of terms, straight-line (`ive_series`), in f64 code.
+//! - kve of |v| >= 15 below x = 1: I_-v's series (K_v's leading part; I_v's is below
+//!   1e-18 of it there), straight-line (`kve_series`), in f64 code.
 //!
 //! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
 //! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value (ive's power series region has no cap). With I, K runs scaled by 2^-64 so that the reflection term of
+//! never a wrong value (the power series regions have no cap). With I, K runs scaled by 2^-64 so that the reflection term of
 //! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
@@ -98,6 +100,12 @@ const HANKEL_TERMS: f64 = 64.0;
 /// from k = 12 on there.
 const I_SERIES_X: f64 = 2.0;
 const I_SERIES_TERMS: usize = 12;
+/// kve from n >= K_SERIES_N below K_SERIES_X: the series of I_-n (K_SERIES_TERMS terms),
+/// I_n's part (relatively (x/2)^2n pi / (|sin n pi| Gamma(n) Gamma(n + 1)), below 1e-18
+/// there even an ulp from an integer) left out.
+const K_SERIES_N: f64 = 15.0;
+const K_SERIES_X: f64 = 1.0;
+const K_SERIES_TERMS: usize = 10;
 /// Below this x, I_mu is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
 /// The product of the ratios is kept above 2^-SCALE (LOW) by multiplying by 2^SCALE (UP).
@@ -553,6 +561,52 @@ fn ive_series(f: &mut F, n: &Value, x: &Value) -> Value {
     f.mul(&ps, &inv)
 }
 
+/// exp(x) K_n(x) for K_SERIES_N <= n < inf, 0 < x < K_SERIES_X, as straight-line code:
+/// K_n = (pi / (2 sin n pi)) (I_-n - I_n), and I_-n's series times pi / (sin(n pi)
+/// Gamma(1 - n)) = Gamma(n) gives Gamma(n)/2 (2/x)^n sum_k (-x^2/4)^k / (k! (n-1) (n-2) ...
+/// (n-k)), alternating with terms at most x^2 / (4 (n - 1)) < 2% of the one before, its
+/// last (k = 10 < n - 1, away from the poles) below 1e-30; at an integer n the sum is
+/// the finite part of K_n's expansion and the logarithmic part is of I_n's size, left
+/// out too. exp(n (ln 2 - ln x) + x) with the exponent in two floats, Gamma(n) by
+/// Stirling's formula to twice the precision: this replaces Temme's series and K's
+/// upward recurrence (nl two-float steps). Overflow (of Gamma(n) or of the
+/// exponential, both above 1 here) is the result's own. f64 code.
+fn kve_series(f: &mut F, n: &Value, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let quarter = f.c(0.25);
+    let xx = f.mul(x, x);
+    let z = f.mul(&xx, &quarter);
+    let mut s = one.clone();
+    for k in (1..=K_SERIES_TERMS).rev() {
+        let kk = f.c(k as f64);
+        let nk = f.sub(n, &kk);
+        let den = f.mul(&nk, &kk);
+        let t = f.div(&z, &den);
+        let minus_t = f.neg(&t);
+        s = f.fma(&minus_t, &s, &one);
+    }
+    // exp(n (ln 2 - ln x) + x).
+    let (l_hi, l_lo) = log_double(&mut *f.b, x);
+    let minus_l = f.neg(&l_hi);
+    let ln2 = f.c(LN2_HI.0);
+    let (d_hi, d_err) = f.two_sum(&ln2, &minus_l);
+    let ln2_lo = f.c(LN2_LO.0);
+    let d_lo = f.sub(&ln2_lo, &l_lo);
+    let d_lo = f.add(&d_err, &d_lo);
+    let (d_hi, d_lo) = f.fast_two_sum(&d_hi, &d_lo);
+    let (e_hi, e_err) = f.two_prod(n, &d_hi);
+    let e_lo = f.fma(n, &d_lo, &e_err);
+    let (e_hi, e_err2) = f.two_sum(&e_hi, x);
+    let e_lo = f.add(&e_lo, &e_err2);
+    let (e_hi, e_lo) = f.fast_two_sum(&e_hi, &e_lo);
+    let p = exp_double(&mut *f.b, &e_hi, &e_lo);
+    let (gamma_n, _) = gamma_stirling(f, n);
+    let g = f.mul(&gamma_n, &half);
+    let g = f.mul(&g, &s);
+    f.mul(&g, &p)
+}
+
 /// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
 /// `i` is a stand-in).
 ///
@@ -578,27 +632,39 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
         },
         |b| {
             let f = &mut F { b, ty };
-            // Lanes that want I alone, below I_SERIES_X: I's power series (K is a stand-in;
-            // f64 code, so not where f32 has no f64 math).
-            let lanes = match i_only {
-                Some(lanes) if f.f64() => lanes,
+            // Lanes that want I alone, below I_SERIES_X: I's power series (K is a stand-in);
+            // kve from order K_SERIES_N below K_SERIES_X: I_-n's series (`kve_series`).
+            // f64 code, so not where f32 has no f64 math.
+            let series = match i_only {
+                Some(lanes) if f.f64() => {
+                    let s_x = f.c(I_SERIES_X);
+                    let small = f.cmp(CmpF::Olt, x, &s_x);
+                    f.and(&small, lanes)
+                }
+                None if f.f64() && !want_i => {
+                    let s_x = f.c(K_SERIES_X);
+                    let small = f.cmp(CmpF::Olt, x, &s_x);
+                    let s_n = f.c(K_SERIES_N);
+                    let large = f.cmp(CmpF::Oge, n, &s_n);
+                    f.and(&small, &large)
+                }
                 _ => {
                     let r = ik_recurrences(f, n, x, want_i);
                     return vec![r.i, r.k, r.ok];
                 }
             };
-            let s_x = f.c(I_SERIES_X);
-            let small = f.cmp(CmpF::Olt, x, &s_x);
-            let series = f.and(&small, lanes);
             f.b.scf_if(
                 &series,
                 &types,
                 |b| {
                     let f = &mut F { b, ty };
-                    let i = ive_series(f, n, x);
                     let zero = f.c(0.0);
                     let yes = f.b.constant_int(1, ScalarType::I1);
-                    vec![i, zero, yes]
+                    if want_i {
+                        vec![ive_series(f, n, x), zero, yes]
+                    } else {
+                        vec![zero, kve_series(f, n, x), yes]
+                    }
                 },
                 |b| {
                     let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
