@@ -28,8 +28,9 @@
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
 //! - ive of v >= 0 or an integer v (no reflection, so no K) below x = 2: I's power
 //!   series with a fixed number of terms, straight-line (`ive_series`), in f64 code.
-//! - kve of |v| >= 15 below x = 1: I_-v's series (K_v's leading part; I_v's is below
-//!   1e-18 of it there), straight-line (`kve_series`), in f64 code.
+//! - kve of |v| >= 15 below x = 1, |v| >= 5 below 3e-3 and |v| >= 2 below 1e-8: I_-v's
+//!   series (K_v's leading part; I_v's is below 4e-18 of it there), straight-line
+//!   (`kve_series`), in f64 code.
 //!
 //! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
 //! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
@@ -100,11 +101,10 @@ const HANKEL_TERMS: f64 = 64.0;
 /// from k = 12 on there.
 const I_SERIES_X: f64 = 2.0;
 const I_SERIES_TERMS: usize = 12;
-/// kve from n >= K_SERIES_N below K_SERIES_X: the series of I_-n (K_SERIES_TERMS terms),
-/// I_n's part (relatively (x/2)^2n pi / (|sin n pi| Gamma(n) Gamma(n + 1)), below 1e-18
-/// there even an ulp from an integer) left out.
-const K_SERIES_N: f64 = 15.0;
-const K_SERIES_X: f64 = 1.0;
+/// kve by the series of I_-n (at most K_SERIES_TERMS terms) where I_n's part,
+/// relatively (x/2)^2n pi / (|sin n pi| Gamma(n) Gamma(n + 1)), is below 4e-18 even an
+/// ulp from an integer: (n, x) with n >= K_SERIES[i].0 and x < K_SERIES[i].1 for some i.
+const K_SERIES: [(f64, f64); 3] = [(15.0, 1.0), (5.0, 3e-3), (2.0, 1e-8)];
 const K_SERIES_TERMS: usize = 10;
 /// Below this x, I_mu is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
@@ -561,16 +561,16 @@ fn ive_series(f: &mut F, n: &Value, x: &Value) -> Value {
     f.mul(&ps, &inv)
 }
 
-/// exp(x) K_n(x) for K_SERIES_N <= n < inf, 0 < x < K_SERIES_X, as straight-line code:
-/// K_n = (pi / (2 sin n pi)) (I_-n - I_n), and I_-n's series times pi / (sin(n pi)
-/// Gamma(1 - n)) = Gamma(n) gives Gamma(n)/2 (2/x)^n sum_k (-x^2/4)^k / (k! (n-1) (n-2) ...
-/// (n-k)), alternating with terms at most x^2 / (4 (n - 1)) < 2% of the one before, its
-/// last (k = 10 < n - 1, away from the poles) below 1e-30; at an integer n the sum is
-/// the finite part of K_n's expansion and the logarithmic part is of I_n's size, left
-/// out too. exp(n (ln 2 - ln x) + x) with the exponent in two floats, Gamma(n) by
+/// exp(x) K_n(x) in the K_SERIES region, as straight-line code: K_n = (pi / (2 sin n
+/// pi)) (I_-n - I_n), and I_-n's series times pi / (sin(n pi) Gamma(1 - n)) = Gamma(n)
+/// gives Gamma(n)/2 (2/x)^n sum_k (-x^2/4)^k / (k! (n-1) (n-2) ... (n-k)), alternating,
+/// the terms with k <= n - 1 (every factor n - j at least 1; the first one left out is of
+/// I_n's part's size there, below 4e-18; from n >= 15, x < 1 the 10th term is below
+/// 1e-30); at an integer n the sum is the finite part of K_n's expansion and the
+/// logarithmic part is of I_n's size, left out too. exp(n (ln 2 - ln x) + x) with the exponent in two floats, Gamma(n) by
 /// Stirling's formula to twice the precision: this replaces Temme's series and K's
 /// upward recurrence (nl two-float steps). Overflow (of Gamma(n) or of the
-/// exponential, both above 1 here) is the result's own. f64 code.
+/// exponential, both at least 1 here) is the result's own. f64 code.
 fn kve_series(f: &mut F, n: &Value, x: &Value) -> Value {
     let one = f.c(1.0);
     let half = f.c(0.5);
@@ -578,12 +578,15 @@ fn kve_series(f: &mut F, n: &Value, x: &Value) -> Value {
     let xx = f.mul(x, x);
     let z = f.mul(&xx, &quarter);
     let mut s = one.clone();
+    let zero = f.c(0.0);
     for k in (1..=K_SERIES_TERMS).rev() {
         let kk = f.c(k as f64);
         let nk = f.sub(n, &kk);
         let den = f.mul(&nk, &kk);
         let t = f.div(&z, &den);
         let minus_t = f.neg(&t);
+        let used = f.cmp(CmpF::Oge, &nk, &one);
+        let minus_t = f.sel(&used, &minus_t, &zero);
         s = f.fma(&minus_t, &s, &one);
     }
     // exp(n (ln 2 - ln x) + x).
@@ -601,7 +604,16 @@ fn kve_series(f: &mut F, n: &Value, x: &Value) -> Value {
     let e_lo = f.add(&e_lo, &e_err2);
     let (e_hi, e_lo) = f.fast_two_sum(&e_hi, &e_lo);
     let p = exp_double(&mut *f.b, &e_hi, &e_lo);
-    let (gamma_n, _) = gamma_stirling(f, n);
+    // Gamma(n): below 10 Gamma(1 + (n - 1)) (n - 1 exact for n >= 2), else Stirling's.
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, n, &ten);
+    let two = f.c(2.0);
+    let n_small = f.sel(&big, &two, n);
+    let n_small = f.sub(&n_small, &one);
+    let g_small = gamma1p_below_10(f, &n_small);
+    let n_big = f.sel(&big, n, &ten);
+    let (g_big, _) = gamma_stirling(f, &n_big);
+    let gamma_n = f.sel(&big, &g_big, &g_small);
     let g = f.mul(&gamma_n, &half);
     let g = f.mul(&g, &s);
     f.mul(&g, &p)
@@ -642,11 +654,16 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
                     f.and(&small, lanes)
                 }
                 None if f.f64() && !want_i => {
-                    let s_x = f.c(K_SERIES_X);
-                    let small = f.cmp(CmpF::Olt, x, &s_x);
-                    let s_n = f.c(K_SERIES_N);
-                    let large = f.cmp(CmpF::Oge, n, &s_n);
-                    f.and(&small, &large)
+                    let mut series = f.b.constant_int(0, ScalarType::I1);
+                    for (order, below) in K_SERIES {
+                        let s_x = f.c(below);
+                        let small = f.cmp(CmpF::Olt, x, &s_x);
+                        let s_n = f.c(order);
+                        let large = f.cmp(CmpF::Oge, n, &s_n);
+                        let here = f.and(&small, &large);
+                        series = f.or(&series, &here);
+                    }
+                    series
                 }
                 _ => {
                     let r = ik_recurrences(f, n, x, want_i);
