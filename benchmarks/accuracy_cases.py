@@ -694,10 +694,11 @@ CASES.append(
 )  # fmt: skip
 
 
-def _ive(v, x):
-    """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
-    and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v
-    (the sign of 1/Gamma(1 + v))."""
+def _real_order_limit(v, x):
+    """The values ive and jv share where mpmath has none (None elsewhere): nan for a nan
+    argument, v = -inf, x < 0 with a non-integer v, and both infinite; 0 at x = +-inf and at
+    v = +inf; at x = 0, 1 for v = 0, 0 for v > 0 or an integer v, else +-inf by the sign of
+    1/Gamma(1 + v)."""
     integer = mpmath.isfinite(v) and v == mpmath.floor(v)
     both_inf = mpmath.isinf(v) and mpmath.isinf(x)
     if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer) or both_inf:
@@ -710,6 +711,17 @@ def _ive(v, x):
         if v > 0 or integer:
             return mpmath.mpf(0)
         return mpmath.inf if int(mpmath.floor(v)) % 2 else -mpmath.inf
+    return None
+
+
+def _ive(v, x):
+    """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
+    and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v
+    (the sign of 1/Gamma(1 + v))."""
+    limit = _real_order_limit(v, x)
+    if limit is not None:
+        return limit
+    integer = v == mpmath.floor(v)
     if integer:  # (mpmath's I of a negative integer order or argument is complex-typed)
         return (-1) ** int(v) * mpmath.besseli(abs(v), abs(x)) * mpmath.exp(-abs(x)) if x < 0 else mpmath.besseli(abs(v), x) * mpmath.exp(-x)
     return mpmath.besseli(v, x) * mpmath.exp(-x)
@@ -757,18 +769,10 @@ def _jv(v, x):
     """J_v(x), with the limits our Jv gives where mpmath has none: 0 at x = +-inf (nan for
     x = -inf and a non-integer v) and at v = +inf, nan at v = -inf (J_-v has no limit),
     +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v))."""
-    integer = mpmath.isfinite(v) and v == mpmath.floor(v)
-    both_inf = mpmath.isinf(v) and mpmath.isinf(x)
-    if mpmath.isnan(v) or mpmath.isnan(x) or v == -mpmath.inf or (x < 0 and not integer) or both_inf:
-        return mpmath.mpf("nan")
-    if mpmath.isinf(x) or v == mpmath.inf:
-        return mpmath.mpf(0)
-    if x == 0:
-        if v == 0:
-            return mpmath.mpf(1)
-        if v > 0 or integer:
-            return mpmath.mpf(0)
-        return mpmath.inf if int(mpmath.floor(v)) % 2 else -mpmath.inf
+    limit = _real_order_limit(v, x)
+    if limit is not None:
+        return limit
+    integer = v == mpmath.floor(v)
     if integer:  # (-1)^v J_|v|(|x|) for either sign (mpmath's is complex-typed there)
         return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * mpmath.besselj(abs(v), abs(x))
     return mpmath.besselj(v, x)

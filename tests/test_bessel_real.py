@@ -13,8 +13,9 @@ scipy's ive and kve, so "the C backend" below is scipy on the same points.
 - accuracy: against mpmath (benchmarks/accuracy_cases.py) on random orders in [-60, 200]
   and x log-uniform down to 1e-300: never a larger max error than the C backend's, and
   within the bound below wherever the C backend is within 8 ULP.
-- past the loops' caps (orders beyond 1e5 outside Hankel's region): nan, never a wrong
-  value.
+- past the loops' caps (orders beyond 1e5 outside Hankel's region, and for ive of v >= 0
+  or an integer v also outside its power series' region x < 2, for kve outside x < 1
+  with v >= 15): nan, never a wrong value.
 - the gradient in x PyTensor builds (ive and kve of v +- 1) against the C backend.
 - on Vulkan (lavapipe) the float32 formulation (no float64 math) against the CPU mode.
 """
@@ -65,23 +66,35 @@ def reference_fixes(name, v, x, want):
     return want
 
 
+def typed_inputs():
+    """The symbolic inputs of the *_like_the_c_backend tests: (v, x) in float64 and
+    float32, int8 and int64 orders, int64 x."""
+    return (pt.dvector("v64"), pt.dvector("x64"), pt.fvector("v32"), pt.fvector("x32"), pt.bvector("vi8"),
+            pt.lvector("vi64"), pt.lvector("xi64"))  # fmt: skip
+
+
+def input_values(vv, xv):
+    """Values for `typed_inputs` from the float64 grid (vv, xv): its float32 rounding, and
+    small integer orders and arguments of the grid's length."""
+    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
+    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
+    with np.errstate(over="ignore", under="ignore"):
+        return [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+
+
 def test_ive_and_kve_like_the_c_backend():
     """Every pair of V_VALUES and X_VALUES, in float64, float32, and integer orders (int8
     with float32 x, int64 with int64 x: PyTensor's output dtypes), against the C backend:
     special values exactly (nan, infinities, zeros), finite values to rtol 1e-12 (1e-6 in
     float32)."""
     vv, xv = (g.ravel() for g in np.meshgrid(V_VALUES, X_VALUES))
-    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
-    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
-    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    v64, x64, v32, x32, vi8, vi64, xi64 = typed_inputs()
     outs = [pt.ive(v64, x64), pt.kve(v64, x64), pt.ive(v32, x32), pt.kve(v32, x32), pt.ive(vi8, x32),
             pt.kve(vi8, x32), pt.ive(vi64, xi64), pt.kve(vi64, xi64)]  # fmt: skip
     f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
     assert {"Ive", "Kve"} <= scalar_ops(f)
-    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
-    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
-    with np.errstate(over="ignore", under="ignore"):
-        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    vals = input_values(vv, xv)
+    ints, xints = vals[4], vals[6]
     with np.errstate(all="ignore"):
         got, want = f(*vals), ref(*vals)
     assert [g.dtype for g in got] == [np.float64] * 2 + [np.float32] * 4 + [np.float64] * 2
@@ -141,6 +154,56 @@ def test_ive_and_kve_large_arguments():
     for name, got in (("ive", got_i), ("kve", got_k)):
         want = exact(BY_NAME[name].mpmath, v[10:11], x[10:11])
         assert ulp_errors(got[10:11], want, "float64").max() <= MAX_ULP, name
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_ive_power_series_region(dtype):
+    """ive of v >= 0 or an integer v below x = 2 is I's power series, straight-line
+    (`ive_series`): against mpmath on a grid of orders (around 10, where 1/Gamma(n + 1)
+    switches from the product to Stirling's, up to 200) and x from the smallest subnormal
+    to just below 2: within 3 ULP in float64 (measured 1.96) and 1 in float32 (computed in
+    float64; 0.49). Orders past the loops' cap give 0 there (I underflows), not nan."""
+    v = np.array([0.0, 0.3, 1.0, 2.5, 7.0, 9.99, 9.999999999999998, 10.0, 10.5, 15.7, 33.3, 66.47, 107.3, 170.5,
+                  199.9, -3.0, -30.0])  # fmt: skip
+    x = np.array([5e-324, 1e-300, 3e-170, 1e-100, 1e-20, 1e-8, 1.1e-8, 1e-3, 0.022, 0.5, 1.0, 1.5, 1.9999999999999998])
+    vv, xx = (a.ravel().astype(dtype) for a in np.meshgrid(v, x))
+    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f = pytensor.function([a, b], pt.ive(a, b), mode="MLIR")
+    with np.errstate(under="ignore"):
+        got = f(vv, xx)
+    errors = ulp_errors(got, exact(BY_NAME["ive"].mpmath, vv, xx), dtype)
+    i = int(np.argmax(errors))
+    assert errors.max() <= {"float32": 1.0, "float64": 3.0}[dtype], (errors[i], vv[i], xx[i], got[i])
+    big = f(np.array([2e5, 1e30], dtype=dtype), np.array([1.0, 1.5], dtype=dtype))
+    assert (big == 0).all(), big
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_kve_series_region(dtype):
+    """kve of |v| >= 15 below x = 1, >= 5 below 3e-3 and >= 2 below 1e-8 is I_-v's series,
+    straight-line (`kve_series`): against mpmath on a grid of orders (each threshold and
+    an ulp above, integers and orders near them, up to overflow) and x from the smallest
+    subnormal to just below 1 (inside and outside the regions): within 3 ULP in float64
+    (measured 1.54 inside, 4.23 outside, at kve(2.0000000000000004, 0.7): Temme's series
+    and the recurrence, so 5 is asserted) and 1 in float32 (computed in float64; 0.50),
+    overflowing to inf where the function does."""
+    v = np.array([2.0, 2.0000000000000004, 2.5, 3.0, 4.999999, 5.0, 7.3, 9.999999999999998, 10.0, 12.0, 14.5, 15.0,
+                  15.000000000000002, 15.3, 16.0, 19.5, 20.0, 29.999999999, 30.0, 44.7, 60.0, 99.9, 150.0, 170.6,
+                  -15.0, -37.25])  # fmt: skip
+    x = np.array([5e-324, 1e-300, 1e-100, 1e-20, 9.99e-9, 1e-8, 2.9e-3, 1e-3, 0.05, 0.3, 0.7, 0.99,
+                  0.9999999999999999])  # fmt: skip
+    vv, xx = (a.ravel().astype(dtype) for a in np.meshgrid(v, x))
+    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f = pytensor.function([a, b], pt.kve(a, b), mode="MLIR")
+    with np.errstate(over="ignore"):
+        got = f(vv, xx)
+    errors = ulp_errors(got, exact(BY_NAME["kve"].mpmath, vv, xx), dtype)
+    n, a = np.abs(vv.astype(np.float64)), xx.astype(np.float64)
+    inside = ((n >= 15) & (a < 1)) | ((n >= 5) & (a < 3e-3)) | ((n >= 2) & (a < 1e-8))
+    for where, bound in ((inside, {"float32": 1.0, "float64": 3.0}[dtype]), (~inside, {"float32": 1.0, "float64": 5.0}[dtype])):
+        i = int(np.argmax(np.where(where, errors, -1)))
+        assert errors[where].max() <= bound, (errors[i], vv[i], xx[i], got[i])
+    assert np.isinf(got).any() and np.isfinite(got).any()
 
 
 def test_ive_and_kve_gradient_like_the_c_backend():
@@ -219,16 +282,12 @@ def test_jv_like_the_c_backend():
     zeros), finite values to rtol 1e-12 (1e-6 in float32) or, where J oscillates, to an
     absolute 1e-15 (1e-7) of sqrt(2 / (pi |x|))."""
     vv, xv = (g.ravel() for g in np.meshgrid(JV_V_VALUES, JV_X_VALUES))
-    v64, x64 = pt.dvector("v64"), pt.dvector("x64")
-    v32, x32 = pt.fvector("v32"), pt.fvector("x32")
-    vi8, vi64, xi64 = pt.bvector("vi8"), pt.lvector("vi64"), pt.lvector("xi64")
+    v64, x64, v32, x32, vi8, vi64, xi64 = typed_inputs()
     outs = [pt.jv(v64, x64), pt.jv(v32, x32), pt.jv(vi8, x32), pt.jv(vi64, xi64)]
     f, ref = compile_both([v64, x64, v32, x32, vi8, vi64, xi64], outs)
     assert "Jv" in scalar_ops(f)
-    ints = np.resize(np.array([0, 1, -1, 2, -3, 5, 30, -7], dtype="int8"), vv.shape)
-    xints = np.resize(np.array([0, 1, -1, 2, -2, 5, 40, 1000, 3], dtype="int64"), vv.shape)
-    with np.errstate(over="ignore", under="ignore"):
-        vals = [vv, xv, vv.astype("float32"), xv.astype("float32"), ints, ints.astype("int64"), xints]
+    vals = input_values(vv, xv)
+    ints, xints = vals[4], vals[6]
     with np.errstate(all="ignore"):
         got, want = f(*vals), ref(*vals)
     assert [g.dtype for g in got] == [np.float64, np.float32, np.float32, np.float64]

@@ -53,7 +53,7 @@ use super::bessel_real::{dd_add, is_integer, is_odd, regular_lanes, sigma, sin_c
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
 use super::{PerType, F};
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
 /// The unit roundoff per type: the loops stop once a term changes the sum by less.
 const EPS: PerType = (1.1102230246251565e-16, 5.960464477539063e-08);
@@ -606,67 +606,122 @@ fn j_tiny(f: &mut F, n: &Value, mu: &Value, nl: &Value, x: &Value, active: &Valu
 /// (J_n, Y_n Y_SCALE, ok, J_-n, direct) for 0 <= n < inf, 0 < x < inf; Y_n only where
 /// `want_y` (else a stand-in), J_-n where `want_y` and x is tiny or in Hankel's region
 /// (`direct`; else a stand-in, and there J_n is not computed either).
+///
+/// The regions are `scf.if` branches, not selects over every region's result: the loops
+/// keep IREE from vectorizing this kernel, so each element runs as scalar code, and with
+/// branches it runs only its own region's code.
 fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, Value, Value) {
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
-    let half = f.c(0.5);
-    let two = f.c(2.0);
-    let inf = f.c(f64::INFINITY);
-    // Hankel's region; stand-ins elsewhere stop the sum at once (n = 1/2).
     let hx = f.c(HANKEL_X);
     let n2 = f.mul(n, n);
     let sixth = f.c(1.0 / 6.0);
     let n2 = f.mul(&n2, &sixth);
     let bound = f.b.arith(Arith::MaximumF, &hx, &n2);
     let in_hankel = f.cmp(CmpF::Oge, x, &bound);
-    let n_h = f.sel(&in_hankel, n, &half);
-    let x_h = f.sel(&in_hankel, x, &hx);
-    let minus_n = f.neg(&n_h);
-    let order = f.sel(want_y, &minus_n, &n_h);
-    let (j_h, y_h, h_ok) = hankel(f, &n_h, &order, &x_h);
-    // Where the bound (e x / (2n))^n underflows (x < n): 0, no loops.
-    let e = f.c(std::f64::consts::E);
-    let ex = f.mul(&e, x);
-    let n_safe = f.sel(&in_hankel, &one, n);
-    let n_pos = f.cmp(CmpF::Ogt, &n_safe, &zero);
-    let n_safe = f.sel(&n_pos, &n_safe, &one);
-    let two_n = f.mul(&two, &n_safe);
-    let ratio = f.div(&ex, &two_n);
-    let l = f.log(&ratio);
-    let l = f.mul(&l, &n_safe);
-    let under_log = f.k(UNDER_LOG);
-    let under = f.cmp(CmpF::Olt, &l, &under_log);
-    let x_lt_n = f.cmp(CmpF::Olt, x, &n_safe);
-    let under = f.and(&under, &x_lt_n);
-    let not_y = f.not(want_y);
-    let under = f.and(&under, &not_y);
-    let not = f.not(&in_hankel);
-    let under = f.and(&under, &not);
-    let skip = f.or(&in_hankel, &under);
-    // Elsewhere n = nl + mu; nl past the cap is left to the nan of `ok`.
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1, ty, ScalarType::I1];
+    let out = f.b.scf_if(
+        &in_hankel,
+        &types,
+        |b| {
+            let f = &mut g!(b, ty);
+            let minus_n = f.neg(n);
+            let order = f.sel(want_y, &minus_n, n);
+            let (j_h, y_h, h_ok) = hankel(f, n, &order, x);
+            let y_scale = f.k(Y_SCALE);
+            let y_h = f.mul(&y_h, &y_scale);
+            vec![j_h.clone(), y_h, h_ok, j_h, want_y.clone()]
+        },
+        |b| {
+            let f = &mut g!(b, ty);
+            let zero = f.c(0.0);
+            let one = f.c(1.0);
+            let two = f.c(2.0);
+            // Where the bound (e x / (2n))^n underflows (x < n): 0, no loops.
+            let e = f.c(std::f64::consts::E);
+            let ex = f.mul(&e, x);
+            let n_pos = f.cmp(CmpF::Ogt, n, &zero);
+            let n_safe = f.sel(&n_pos, n, &one);
+            let two_n = f.mul(&two, &n_safe);
+            let ratio = f.div(&ex, &two_n);
+            let l = f.log(&ratio);
+            let l = f.mul(&l, &n_safe);
+            let under_log = f.k(UNDER_LOG);
+            let under = f.cmp(CmpF::Olt, &l, &under_log);
+            let x_lt_n = f.cmp(CmpF::Olt, x, &n_safe);
+            let under = f.and(&under, &x_lt_n);
+            let not_y = f.not(want_y);
+            let under = f.and(&under, &not_y);
+            f.b.scf_if(
+                &under,
+                &types,
+                |b| {
+                    let f = &mut g!(b, ty);
+                    let zero = f.c(0.0);
+                    let yes = f.b.constant_int(1, ScalarType::I1);
+                    let no = f.b.constant_int(0, ScalarType::I1);
+                    vec![zero.clone(), zero.clone(), yes, zero, no]
+                },
+                |b| {
+                    let (j, y, ok, j_neg, direct) = jy_recurrences(&mut g!(b, ty), n, x, want_y);
+                    vec![j, y, ok, j_neg, direct]
+                },
+            )
+        },
+    );
+    (out[0].clone(), out[1].clone(), out[2].clone(), out[3].clone(), out[4].clone())
+}
+
+/// `jy` outside Hankel's region where J_n does not underflow: below TINY_X the series'
+/// first terms (`j_tiny`), else CF1, the downward recurrence and J_mu's scale.
+fn jy_recurrences(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, Value, Value) {
+    let zero = f.c(0.0);
+    let half = f.c(0.5);
+    // n = nl + mu; nl past the cap is left to the nan of `ok`.
     let limit = f.k(MAX_ITER);
-    let n_r = f.sel(&skip, &zero, n);
-    let x_r = f.sel(&skip, &one, x);
-    let nh = f.add(&n_r, &half);
+    let nh = f.add(n, &half);
     let nl = f.floor(&nh);
     let too_many = f.cmp(CmpF::Ogt, &nl, &limit);
     let nl = f.sel(&too_many, &zero, &nl);
-    let n_r = f.sel(&too_many, &zero, &n_r);
+    let n_r = f.sel(&too_many, &zero, n);
     let mu = f.sub(&n_r, &nl);
+    let not_too_many = f.not(&too_many);
     let tiny = f.k(TINY_X);
-    let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
-    let j_t = j_tiny(f, &n_r, &mu, &nl, &x_r, &is_tiny, false);
-    let tiny_neg = f.and(&is_tiny, want_y);
-    let j_t_neg = j_tiny(f, &n_r, &mu, &nl, &x_r, &tiny_neg, true);
-    // The rest: stand-in x = 1 for tiny lanes.
-    let x_r = f.sel(&is_tiny, &one, &x_r);
-    let n_r = f.sel(&is_tiny, &zero, &n_r);
-    let nl = f.sel(&is_tiny, &zero, &nl);
-    let mu = f.sel(&is_tiny, &zero, &mu);
-    let not_skip = f.not(&skip);
-    let not = f.not(&is_tiny);
-    let regular = f.and(&not_skip, &not);
-    let (r, r_lo, sign, cf_ok) = cf1(f, &n_r, &x_r, &regular);
+    let is_tiny = f.cmp(CmpF::Olt, x, &tiny);
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1, ty, ScalarType::I1];
+    let out = f.b.scf_if(
+        &is_tiny,
+        &types,
+        |b| {
+            let f = &mut g!(b, ty);
+            let yes = f.b.constant_int(1, ScalarType::I1);
+            let j_t = j_tiny(f, &n_r, &mu, &nl, x, &yes, false);
+            let j_t_neg = j_tiny(f, &n_r, &mu, &nl, x, want_y, true);
+            let zero = f.c(0.0);
+            vec![j_t, zero, not_too_many.clone(), j_t_neg, want_y.clone()]
+        },
+        |b| {
+            let f = &mut g!(b, ty);
+            let (j, y, ok) = jy_regular(f, &mu, &nl, &n_r, x, want_y);
+            let ok = f.and(&ok, &not_too_many);
+            let no = f.b.constant_int(0, ScalarType::I1);
+            vec![j.clone(), y, ok, j, no]
+        },
+    );
+    (out[0].clone(), out[1].clone(), out[2].clone(), out[3].clone(), out[4].clone())
+}
+
+/// (J_n, Y_n Y_SCALE, ok) for n = nl + mu, TINY_X <= x < inf (outside Hankel's region):
+/// CF1, the recurrence down to mu, J_mu's scale (series, Temme's Y's or Steed's CF2, each
+/// in its own branch) and Y upward where `want_y`.
+fn jy_regular(f: &mut F, mu: &Value, nl: &Value, n_r: &Value, x_r: &Value, want_y: &Value) -> (Value, Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let two = f.c(2.0);
+    let inf = f.c(f64::INFINITY);
+    let (mu, nl, x_r) = (mu.clone(), nl.clone(), x_r.clone());
+    let regular = f.b.constant_int(1, ScalarType::I1);
+    let (r, r_lo, sign, cf_ok) = cf1(f, n_r, &x_r, &regular);
     // Downward from u_n = 1, u_n+1 = r to u_mu, u_mu+1, in range by powers of two.
     let ty = f.ty;
     let (mu_in, x_in) = (mu.clone(), x_r.clone());
@@ -731,50 +786,58 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
     let pi = f.c(std::f64::consts::PI);
     let pix = f.mul(&pi, &x_r);
     let w = f.div(&two, &pix);
-    // Below 2: Y's from Temme's series, J_mu / u = W / (u Y' - u' Y).
     let t_x = f.c(TEMME_X);
     let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
-    let is_temme_r = f.and(&is_temme, &regular);
-    let x_t = f.sel(&is_temme, &x_r, &one);
-    let (y0_t, y1_t, t_ok) = y_temme(f, &mu, &x_t, &is_temme_r);
-    let minus = f.neg(&y1_t);
-    let yp_t = f.fma(&mu_x, &y0_t, &minus);
-    let upy = f.mul(&upn, &y0_t);
-    let minus = f.neg(&upy);
-    let den_t = f.fma(&un, &yp_t, &minus);
-    let sc_t = f.div(&w, &den_t);
-    // Below SERIES_X, J_mu / u from J_mu's own series instead (the Wronskian with Temme's
-    // Y's lost up to 2e5 ULP between x = 1e-8 and 1e-6, orders near half-integers).
-    let series_x = f.c(SERIES_X);
-    let is_series = f.cmp(CmpF::Olt, &x_r, &series_x);
-    let j_mu = j_mu_series(f, &mu, &x_t);
-    let sc_series = f.div(&j_mu, &un);
-    let sc_t = f.sel(&is_series, &sc_series, &sc_t);
-    // From 2: CF2's p + iq; J_mu / u = sign sqrt(W q / ((q u)^2 + (p u - u')^2)).
-    let is_steed = f.not(&is_temme);
-    let is_steed_r = f.and(&is_steed, &regular);
-    let x_s = f.sel(&is_steed, &x_r, &two);
-    let (p, q, s_ok) = steed(f, &mu, &x_s, &is_steed_r);
-    let minus = f.neg(&upn);
-    let pu = f.fma(&p, &un, &minus);
-    let qu = f.mul(&q, &un);
-    let pu2 = f.mul(&pu, &pu);
-    let den_s = f.fma(&qu, &qu, &pu2);
-    let wq = f.mul(&w, &q);
-    let sc_s = f.div(&wq, &den_s);
-    let sc_s = f.sqrt(&sc_s);
-    let sc_s = f.mul(&sc_s, &sign);
-    // Y_mu = (J_mu / u) (p u - u') / q; Y'_mu = p Y_mu + q J_mu.
-    let y0_s = f.mul(&sc_s, &pu);
-    let y0_s = f.div(&y0_s, &q);
-    let j_mu_s = f.mul(&sc_s, &un);
-    let qj = f.mul(&q, &j_mu_s);
-    let yp_s = f.fma(&p, &y0_s, &qj);
-    let minus = f.neg(&yp_s);
-    let y1_s = f.fma(&mu_x, &y0_s, &minus);
-    let sc = f.sel(&is_temme, &sc_t, &sc_s);
-    let y0 = f.sel(&is_temme, &y0_t, &y0_s);
-    let y1 = f.sel(&is_temme, &y1_t, &y1_s);
+    let ty = f.ty;
+    let scaled = f.b.scf_if(
+        &is_temme,
+        &[ty, ty, ty, ScalarType::I1],
+        |b| {
+            let f = &mut g!(b, ty);
+            // Below 2: Y's from Temme's series, J_mu / u = W / (u Y' - u' Y).
+            let x_t = x_r.clone();
+            let (y0_t, y1_t, t_ok) = y_temme(f, &mu, &x_t, &regular);
+            let minus = f.neg(&y1_t);
+            let yp_t = f.fma(&mu_x, &y0_t, &minus);
+            let upy = f.mul(&upn, &y0_t);
+            let minus = f.neg(&upy);
+            let den_t = f.fma(&un, &yp_t, &minus);
+            let sc_t = f.div(&w, &den_t);
+            // Below SERIES_X, J_mu / u from J_mu's own series instead (the Wronskian with Temme's
+            // Y's lost up to 2e5 ULP between x = 1e-8 and 1e-6, orders near half-integers).
+            let series_x = f.c(SERIES_X);
+            let is_series = f.cmp(CmpF::Olt, &x_r, &series_x);
+            let j_mu = j_mu_series(f, &mu, &x_t);
+            let sc_series = f.div(&j_mu, &un);
+            let sc_t = f.sel(&is_series, &sc_series, &sc_t);
+            vec![sc_t, y0_t, y1_t, t_ok]
+        },
+        |b| {
+            let f = &mut g!(b, ty);
+            // From 2: CF2's p + iq; J_mu / u = sign sqrt(W q / ((q u)^2 + (p u - u')^2)).
+            let (p, q, s_ok) = steed(f, &mu, &x_r, &regular);
+            let minus = f.neg(&upn);
+            let pu = f.fma(&p, &un, &minus);
+            let qu = f.mul(&q, &un);
+            let pu2 = f.mul(&pu, &pu);
+            let den_s = f.fma(&qu, &qu, &pu2);
+            let wq = f.mul(&w, &q);
+            let sc_s = f.div(&wq, &den_s);
+            let sc_s = f.sqrt(&sc_s);
+            let sc_s = f.mul(&sc_s, &sign);
+            // Y_mu = (J_mu / u) (p u - u') / q; Y'_mu = p Y_mu + q J_mu.
+            let y0_s = f.mul(&sc_s, &pu);
+            let y0_s = f.div(&y0_s, &q);
+            let j_mu_s = f.mul(&sc_s, &un);
+            let qj = f.mul(&q, &j_mu_s);
+            let yp_s = f.fma(&p, &y0_s, &qj);
+            let minus = f.neg(&yp_s);
+            let y1_s = f.fma(&mu_x, &y0_s, &minus);
+            vec![sc_s, y0_s, y1_s, s_ok]
+        },
+    );
+    let (sc, y0, y1) = (scaled[0].clone(), scaled[1].clone(), scaled[2].clone());
+    let ok = f.and(&scaled[3], &cf_ok);
     // J_n = (J_mu / u) / m 2^-(SCALE count); 0 once count reaches UNDER_COUNT.
     let j_n = f.div(&sc, &m);
     let scale = f.k(SCALE);
@@ -824,27 +887,7 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
     let nl_zero = f.cmp(CmpF::Oeq, &nl, &zero);
     let y_n = f.sel(&nl_zero, &upy[1], &upy[2]);
     let y_n = f.sel(&overflowed, &minus_inf, &y_n);
-    // Pick.
-    let j = f.sel(&is_tiny, &j_t, &j_n);
-    let j = f.sel(&under, &zero, &j);
-    let j = f.sel(&in_hankel, &j_h, &j);
-    let y_h = f.mul(&y_h, &y_scale);
-    let y = f.sel(&in_hankel, &y_h, &y_n);
-    let mut ok = f.and(&t_ok, &s_ok);
-    ok = f.and(&ok, &cf_ok);
-    let not = f.not(&regular);
-    ok = f.or(&ok, &not);
-    let not = f.not(&too_many);
-    ok = f.and(&ok, &not);
-    let not = f.not(&h_ok);
-    let h_fail = f.and(&not, &in_hankel);
-    let not = f.not(&h_fail);
-    ok = f.and(&ok, &not);
-    // J_-n directly (no reflection) below TINY_X and in Hankel's region.
-    let hankel_neg = f.and(&in_hankel, want_y);
-    let direct = f.or(&tiny_neg, &hankel_neg);
-    let j_neg = f.sel(&in_hankel, &j_h, &j_t_neg);
-    (j, y, ok, j_neg, direct)
+    (j_n, y_n, ok)
 }
 
 /// J_mu(x) = (x/2)^mu / Gamma(1 + mu) sum_k (-x^2/4)^k / (k! (mu + 1)_k), |mu| <= 1/2,

@@ -26,12 +26,17 @@
 //!   (the terms decrease from the first while x >= n^2): sqrt(2 pi x) ive = sum (-1)^k
 //!   a_k / x^k and sqrt(2x/pi) kve = sum a_k / x^k, a_k = prod_{j<=k} (4n^2 - (2j-1)^2) /
 //!   (8 j). (The other exponential of I's expansion, exp(-2x), is below 1e-27 there.)
+//! - ive of v >= 0 or an integer v (no reflection, so no K) below x = 2: I's power
+//!   series with a fixed number of terms, straight-line (`ive_series`), in f64 code.
+//! - kve of |v| >= 15 below x = 1, |v| >= 5 below 3e-3 and |v| >= 2 below 1e-8: I_-v's
+//!   series (K_v's leading part; I_v's is below 4e-18 of it there), straight-line
+//!   (`kve_series`), in f64 code.
 //!
 //! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
 //! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
 //! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value. With I, K runs scaled by 2^-64 so that the reflection term of
+//! never a wrong value (the power series regions have no cap). With I, K runs scaled by 2^-64 so that the reflection term of
 //! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
@@ -46,10 +51,11 @@
 //!   scipy gives nan for both. A nan argument gives nan (scipy's kve(nan, 0) is inf).
 
 use super::erf::poly;
-use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
+use super::exp_log::{cosh, exp_double, log_dd, log_double, sinh, LN2_HI, LN2_LO};
+use super::gamma::{gamma1p_below_10, gamma_stirling};
 use super::trig;
 use super::{PerType, F};
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
 /// 1/Gamma(1 + z) = sum c[k] z^k, k < 22 (scripts/bessel_real_constants.py).
 const RGAMMA1P: [f64; 22] = [
@@ -90,6 +96,16 @@ const HANKEL_MU_X: f64 = 20.0;
 const HANKEL_X: f64 = 32.0;
 /// Hankel's expansions stop after this many terms (at x = 20, n = 0, about 32 reach 1e-17).
 const HANKEL_TERMS: f64 = 64.0;
+/// Where K is not wanted (ive of v >= 0 or an integer v), I_n by its power series below
+/// I_SERIES_X, I_SERIES_TERMS terms: (x^2/4)^k / (k! (n + 1)_k) <= 1 / (k!)^2 < 5e-18
+/// from k = 12 on there.
+const I_SERIES_X: f64 = 2.0;
+const I_SERIES_TERMS: usize = 12;
+/// kve by the series of I_-n (at most K_SERIES_TERMS terms) where I_n's part,
+/// relatively (x/2)^2n pi / (|sin n pi| Gamma(n) Gamma(n + 1)), is below 4e-18 even an
+/// ulp from an integer: (n, x) with n >= K_SERIES[i].0 and x < K_SERIES[i].1 for some i.
+const K_SERIES: [(f64, f64); 3] = [(15.0, 1.0), (5.0, 3e-3), (2.0, 1e-8)];
+const K_SERIES_TERMS: usize = 10;
 /// Below this x, I_mu is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
 /// The product of the ratios is kept above 2^-SCALE (LOW) by multiplying by 2^SCALE (UP).
@@ -492,67 +508,278 @@ fn hankel(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value) {
     (done[2].clone(), done[3].clone(), ok)
 }
 
-/// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
-/// `i` is a stand-in).
-fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
-    let zero = f.c(0.0);
+/// exp(-x) I_n(x) for 0 <= n < inf, 0 < x < I_SERIES_X, as straight-line code: the
+/// power series (x/2)^n / Gamma(n + 1) sum_k (x^2/4)^k / (k! (n + 1)_k), nested from its
+/// last term (all positive), times exp(n ln(x/2) - x) with the exponent in two floats
+/// (`sigma`; up to 745 in size at tiny x) and 1/Gamma(n + 1): `gamma1p_below_10` below
+/// 10, else 1/Gamma(n) (Stirling's formula to twice the precision) / n (Gamma(n + 1) at
+/// the rounded n + 1 would be 20 ULP off). This replaces, for those lanes, K's upward
+/// recurrence, CF1 and the ratios down to mu (about 2 nl + 16 loop steps); an order past
+/// the loops' cap is no trouble here (I underflows to 0). f64 code (Stirling's
+/// exponential is): float32 runs in f64 on the CPU; targets without f64 math (Vulkan)
+/// keep the recurrences.
+fn ive_series(f: &mut F, n: &Value, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let quarter = f.c(0.25);
+    let xx = f.mul(x, x);
+    let z = f.mul(&xx, &quarter);
+    let mut s = one.clone();
+    for k in (1..=I_SERIES_TERMS).rev() {
+        let kk = f.c(k as f64);
+        let nk = f.add(n, &kk);
+        let den = f.mul(&nk, &kk);
+        let t = f.div(&z, &den);
+        s = f.fma(&t, &s, &one);
+    }
+    // exp(n (ln x - ln 2) - x), ln x to twice the precision (`log_dd` rounds log of the
+    // mantissa: times n = 66 that was 17 ULP).
+    let (l_hi, l_lo) = log_double(&mut *f.b, x);
+    let minus_ln2 = f.c(-LN2_HI.0);
+    let (d_hi, d_err) = f.two_sum(&l_hi, &minus_ln2);
+    let ln2_lo = f.c(LN2_LO.0);
+    let d_lo = f.sub(&l_lo, &ln2_lo);
+    let d_lo = f.add(&d_err, &d_lo);
+    let (d_hi, d_lo) = f.fast_two_sum(&d_hi, &d_lo);
+    let (e_hi, e_err) = f.two_prod(n, &d_hi);
+    let e_lo = f.fma(n, &d_lo, &e_err);
+    let minus_x = f.neg(x);
+    let (e_hi, e_err2) = f.two_sum(&e_hi, &minus_x);
+    let e_lo = f.add(&e_lo, &e_err2);
+    let (e_hi, e_lo) = f.fast_two_sum(&e_hi, &e_lo);
+    let p = exp_double(&mut *f.b, &e_hi, &e_lo);
+    // 1/Gamma(n + 1).
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, n, &ten);
+    let n_small = f.sel(&big, &one, n);
+    let g_small = gamma1p_below_10(f, &n_small);
+    let inv_small = f.div(&one, &g_small);
+    let n_big = f.sel(&big, n, &ten);
+    let (_, down) = gamma_stirling(f, &n_big);
+    let inv_big = f.div(&down, &n_big);
+    let inv = f.sel(&big, &inv_big, &inv_small);
+    let ps = f.mul(&p, &s);
+    f.mul(&ps, &inv)
+}
+
+/// exp(x) K_n(x) in the K_SERIES region, as straight-line code: K_n = (pi / (2 sin n
+/// pi)) (I_-n - I_n), and I_-n's series times pi / (sin(n pi) Gamma(1 - n)) = Gamma(n)
+/// gives Gamma(n)/2 (2/x)^n sum_k (-x^2/4)^k / (k! (n-1) (n-2) ... (n-k)), alternating,
+/// the terms with k <= n - 1 (every factor n - j at least 1; the first one left out is of
+/// I_n's part's size there, below 4e-18; from n >= 15, x < 1 the 10th term is below
+/// 1e-30); at an integer n the sum is the finite part of K_n's expansion and the
+/// logarithmic part is of I_n's size, left out too. exp(n (ln 2 - ln x) + x) with the exponent in two floats, Gamma(n) by
+/// Stirling's formula to twice the precision: this replaces Temme's series and K's
+/// upward recurrence (nl two-float steps). Overflow (of Gamma(n) or of the
+/// exponential, both at least 1 here) is the result's own. f64 code.
+fn kve_series(f: &mut F, n: &Value, x: &Value) -> Value {
     let one = f.c(1.0);
     let half = f.c(0.5);
-    // Hankel's region, x >= max(32, n^2); stand-ins elsewhere stop the sum at once (n = 1/2).
+    let quarter = f.c(0.25);
+    let xx = f.mul(x, x);
+    let z = f.mul(&xx, &quarter);
+    let mut s = one.clone();
+    let zero = f.c(0.0);
+    for k in (1..=K_SERIES_TERMS).rev() {
+        let kk = f.c(k as f64);
+        let nk = f.sub(n, &kk);
+        let den = f.mul(&nk, &kk);
+        let t = f.div(&z, &den);
+        let minus_t = f.neg(&t);
+        let used = f.cmp(CmpF::Oge, &nk, &one);
+        let minus_t = f.sel(&used, &minus_t, &zero);
+        s = f.fma(&minus_t, &s, &one);
+    }
+    // exp(n (ln 2 - ln x) + x).
+    let (l_hi, l_lo) = log_double(&mut *f.b, x);
+    let minus_l = f.neg(&l_hi);
+    let ln2 = f.c(LN2_HI.0);
+    let (d_hi, d_err) = f.two_sum(&ln2, &minus_l);
+    let ln2_lo = f.c(LN2_LO.0);
+    let d_lo = f.sub(&ln2_lo, &l_lo);
+    let d_lo = f.add(&d_err, &d_lo);
+    let (d_hi, d_lo) = f.fast_two_sum(&d_hi, &d_lo);
+    let (e_hi, e_err) = f.two_prod(n, &d_hi);
+    let e_lo = f.fma(n, &d_lo, &e_err);
+    let (e_hi, e_err2) = f.two_sum(&e_hi, x);
+    let e_lo = f.add(&e_lo, &e_err2);
+    let (e_hi, e_lo) = f.fast_two_sum(&e_hi, &e_lo);
+    let p = exp_double(&mut *f.b, &e_hi, &e_lo);
+    // Gamma(n): below 10 Gamma(1 + (n - 1)) (n - 1 exact for n >= 2), else Stirling's.
+    let ten = f.c(10.0);
+    let big = f.cmp(CmpF::Oge, n, &ten);
+    let two = f.c(2.0);
+    let n_small = f.sel(&big, &two, n);
+    let n_small = f.sub(&n_small, &one);
+    let g_small = gamma1p_below_10(f, &n_small);
+    let n_big = f.sel(&big, n, &ten);
+    let (g_big, _) = gamma_stirling(f, &n_big);
+    let gamma_n = f.sel(&big, &g_big, &g_small);
+    let g = f.mul(&gamma_n, &half);
+    let g = f.mul(&g, &s);
+    f.mul(&g, &p)
+}
+
+/// ive(n, x) and kve(n, x) for 0 <= n < inf and 0 < x < inf (`want_i`: I too; without it
+/// `i` is a stand-in).
+///
+/// The regions are `scf.if` branches, not selects over every region's result: the loops
+/// already keep IREE from vectorizing this kernel, so each element runs as scalar code,
+/// and with branches it runs only its own region's code (with selects a Hankel lane paid
+/// for Temme's series, the Wronskian's logarithms and the rest too: ive(2.5, 3000) took
+/// 1.0 us against scipy's 0.15).
+fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> Ik {
+    // Hankel's region, x >= max(32, n^2).
     let hx = f.c(HANKEL_X);
     let n2 = f.mul(n, n);
     let bound = f.b.arith(Arith::MaximumF, &hx, &n2);
     let in_hankel = f.cmp(CmpF::Oge, x, &bound);
-    let n_h = f.sel(&in_hankel, n, &half);
-    let x_h = f.sel(&in_hankel, x, &hx);
-    let (si, sk, h_ok) = hankel(f, &n_h, &x_h);
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1];
+    let out = f.b.scf_if(
+        &in_hankel,
+        &types,
+        |b| {
+            let r = ik_hankel(&mut F { b, ty }, n, x, want_i);
+            vec![r.i, r.k, r.ok]
+        },
+        |b| {
+            let f = &mut F { b, ty };
+            // Lanes that want I alone, below I_SERIES_X: I's power series (K is a stand-in);
+            // kve from order K_SERIES_N below K_SERIES_X: I_-n's series (`kve_series`).
+            // f64 code, so not where f32 has no f64 math.
+            let series = match i_only {
+                Some(lanes) if f.f64() => {
+                    let s_x = f.c(I_SERIES_X);
+                    let small = f.cmp(CmpF::Olt, x, &s_x);
+                    f.and(&small, lanes)
+                }
+                None if f.f64() && !want_i => {
+                    let mut series = f.b.constant_int(0, ScalarType::I1);
+                    for (order, below) in K_SERIES {
+                        let s_x = f.c(below);
+                        let small = f.cmp(CmpF::Olt, x, &s_x);
+                        let s_n = f.c(order);
+                        let large = f.cmp(CmpF::Oge, n, &s_n);
+                        let here = f.and(&small, &large);
+                        series = f.or(&series, &here);
+                    }
+                    series
+                }
+                _ => {
+                    let r = ik_recurrences(f, n, x, want_i);
+                    return vec![r.i, r.k, r.ok];
+                }
+            };
+            f.b.scf_if(
+                &series,
+                &types,
+                |b| {
+                    let f = &mut F { b, ty };
+                    let zero = f.c(0.0);
+                    let yes = f.b.constant_int(1, ScalarType::I1);
+                    if want_i {
+                        vec![ive_series(f, n, x), zero, yes]
+                    } else {
+                        vec![zero, kve_series(f, n, x), yes]
+                    }
+                },
+                |b| {
+                    let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
+                    vec![r.i, r.k, r.ok]
+                },
+            )
+        },
+    );
+    Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
+}
+
+/// `ik` in Hankel's region, x >= max(32, n^2).
+fn ik_hankel(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let (si, sk, ok) = hankel(f, n, x);
     let root = f.sqrt(x);
     let ci = f.c(INV_SQRT_2PI);
     let ck = f.c(SQRT_PI_2);
-    let i_h = f.mul(&si, &ci);
-    let i_h = f.div(&i_h, &root);
-    let k_h = f.mul(&sk, &ck);
-    let k_h = f.div(&k_h, &root);
-    // Elsewhere n = nl + mu; nl past the cap is left to the nan of `ok`.
+    let i = f.mul(&si, &ci);
+    let i = f.div(&i, &root);
+    let k = f.mul(&sk, &ck);
+    let k = f.div(&k, &root);
+    let k = if want_i {
+        let k_scale = f.k(K_SCALE);
+        f.mul(&k, &k_scale)
+    } else {
+        k
+    };
+    let i = if want_i { i } else { f.c(0.0) };
+    Ik { i, k, ok }
+}
+
+/// exp(x) K_mu(x) and exp(x) K_mu+1(x), |mu| <= 1/2, 0 < x < inf: Temme below 1/2,
+/// `k_mid` up to 20, Hankel's from 20, each in its own branch; and whether the loops
+/// finished.
+fn k_mu(f: &mut F, mu: &Value, x: &Value) -> (Value, Value, Value) {
+    let ty = f.ty;
+    let types = [ty, ty, ScalarType::I1];
+    let t_x = f.c(TEMME_X);
+    let is_temme = f.cmp(CmpF::Olt, x, &t_x);
+    let out = f.b.scf_if(
+        &is_temme,
+        &types,
+        |b| {
+            let mut g = F { b, ty };
+            let active = g.b.constant_int(1, ScalarType::I1);
+            let (k0, k1, ok) = k_temme(&mut g, mu, x, &active);
+            vec![k0, k1, ok]
+        },
+        |b| {
+            let mut g = F { b, ty };
+            let s_x = g.c(HANKEL_MU_X);
+            let is_hankel_mu = g.cmp(CmpF::Oge, x, &s_x);
+            g.b.scf_if(
+                &is_hankel_mu,
+                &types,
+                |b| {
+                    let mut g = F { b, ty };
+                    let one = g.c(1.0);
+                    let ck = g.c(SQRT_PI_2);
+                    let (_, sk0, ok0) = hankel(&mut g, mu, x);
+                    let mu1 = g.add(mu, &one);
+                    let (_, sk1, ok1) = hankel(&mut g, &mu1, x);
+                    let ok = g.and(&ok0, &ok1);
+                    let root = g.sqrt(x);
+                    let k0 = g.mul(&sk0, &ck);
+                    let k0 = g.div(&k0, &root);
+                    let k1 = g.mul(&sk1, &ck);
+                    let k1 = g.div(&k1, &root);
+                    vec![k0, k1, ok]
+                },
+                |b| {
+                    let mut g = F { b, ty };
+                    let active = g.b.constant_int(1, ScalarType::I1);
+                    let (k0, k1) = k_mid(&mut g, mu, x, &active);
+                    vec![k0, k1, active]
+                },
+            )
+        },
+    );
+    (out[0].clone(), out[1].clone(), out[2].clone())
+}
+
+/// `ik` outside Hankel's region: K_mu, K_mu+1 (`k_mu`), K upward to K_n, and I from CF1
+/// and the Wronskian (see the module comment).
+fn ik_recurrences(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    // n = nl + mu; nl past the cap is left to the nan of `ok`.
     let limit = f.k(MAX_ITER);
-    let n_r = f.sel(&in_hankel, &zero, n);
-    let x_r = f.sel(&in_hankel, &one, x);
-    let nh = f.add(&n_r, &half);
+    let nh = f.add(n, &half);
     let nl = f.floor(&nh);
     let too_many = f.cmp(CmpF::Ogt, &nl, &limit);
     let nl = f.sel(&too_many, &zero, &nl);
-    let n_r = f.sel(&too_many, &zero, &n_r);
+    let n_r = f.sel(&too_many, &zero, n);
+    let x_r = x.clone();
     let mu = f.sub(&n_r, &nl);
-    // K_mu, K_mu+1: Temme below 1/2, `k_mid` up to 20, Hankel's from 20 (stand-ins x =
-    // 1/4, 1 and 20 for the others).
-    let t_x = f.c(TEMME_X);
-    let s_x = f.c(HANKEL_MU_X);
-    let quarter = f.c(0.25);
-    let is_temme = f.cmp(CmpF::Olt, &x_r, &t_x);
-    let is_hankel_mu = f.cmp(CmpF::Oge, &x_r, &s_x);
-    let x_t = f.sel(&is_temme, &x_r, &quarter);
-    let x_s = f.sel(&is_hankel_mu, &x_r, &s_x);
-    let is_mid = f.or(&is_temme, &is_hankel_mu);
-    let is_mid = f.not(&is_mid);
-    let x_m = f.sel(&is_mid, &x_r, &one);
-    let (kt0, kt1, t_ok) = k_temme(f, &mu, &x_t, &is_temme);
-    let (km0, km1) = k_mid(f, &mu, &x_m, &is_mid);
-    // (Order 1/2 stops Hankel's sums at once where they are not used.)
-    let mu_h = f.sel(&is_hankel_mu, &mu, &half);
-    let (_, sk0, s_ok0) = hankel(f, &mu_h, &x_s);
-    let mu1 = f.add(&mu, &one);
-    let mu1_h = f.sel(&is_hankel_mu, &mu1, &half);
-    let (_, sk1, s_ok1) = hankel(f, &mu1_h, &x_s);
-    let s_ok = f.and(&s_ok0, &s_ok1);
-    let root_s = f.sqrt(&x_s);
-    let ks0 = f.mul(&sk0, &ck);
-    let ks0 = f.div(&ks0, &root_s);
-    let ks1 = f.mul(&sk1, &ck);
-    let ks1 = f.div(&ks1, &root_s);
-    let k0 = f.sel(&is_temme, &kt0, &km0);
-    let k1 = f.sel(&is_temme, &kt1, &km1);
-    let k0 = f.sel(&is_hankel_mu, &ks0, &k0);
-    let k1 = f.sel(&is_hankel_mu, &ks1, &k1);
+    let (k0, k1, mu_ok) = k_mu(f, &mu, &x_r);
     let k_scale = if want_i { f.k(K_SCALE) } else { one.clone() };
     let k0_s = f.mul(&k0, &k_scale);
     let k1_s = f.mul(&k1, &k_scale);
@@ -603,77 +830,81 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
     let inf = f.c(f64::INFINITY);
     let reached = f.cmp(CmpF::Oge, &up[0], &nl);
     let k_n = f.add(&up[1], &up[2]);
-    let k_r = f.sel(&reached, &k_n, &inf);
-    let k_h = f.mul(&k_h, &k_scale);
-    let k = f.sel(&in_hankel, &k_h, &k_r);
-    let mut ok = f.and(&t_ok, &s_ok);
+    let k = f.sel(&reached, &k_n, &inf);
     let not_too_many = f.not(&too_many);
-    ok = f.and(&ok, &not_too_many);
+    let mut ok = f.and(&mu_ok, &not_too_many);
     let i = if want_i {
-        let not_hankel = f.not(&in_hankel);
-        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &not_hankel);
-        let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
-        // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
-        let den = f.fma(&r_mu, &k0, &k1);
-        let den = f.mul(&den, &x_r);
-        let i_mu = f.div(&one, &den);
-        let (g1, g2) = temme_gammas(f, &mu);
-        let mu_g1 = f.mul(&mu, &g1);
-        let gampl = f.sub(&g2, &mu_g1);
-        let (s_hi, s_lo, _) = sigma(f, &mu, &x_r);
-        let minus_s = f.neg(&s_hi);
-        let e_inv = f.exp(&minus_s);
-        let minus_lo = f.neg(&s_lo);
-        let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
-        let xx = f.mul(&x_r, &x_r);
-        let mu1 = f.add(&mu, &one);
-        let four = f.c(4.0);
-        let den = f.mul(&four, &mu1);
-        let corr = f.div(&xx, &den);
-        let lead = f.mul(&e_inv, &gampl);
-        let series = f.fma(&lead, &corr, &lead);
-        let mx = f.neg(&x_r);
-        let emx = f.exp(&mx);
-        let series = f.mul(&series, &emx);
-        let tiny = f.k(TINY_X);
-        let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
-        let i_mu = f.sel(&is_tiny, &series, &i_mu);
-        // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
-        // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
-        let (a_hi, a_lo) = log_dd(f, &i_mu);
-        let (b_hi, b_lo) = log_dd(f, &p);
-        let (lx_hi, lx_lo) = log_dd(f, &x_r);
-        let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
-        let c_lo = f.fma(&nl, &lx_lo, &c_e);
-        let minus_count = f.neg(&count);
-        let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
-        let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
-        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
-        let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
-        let e = f.exp(&s_hi);
-        let i_n = f.fma(&e, &s_lo, &e);
+        let active = f.b.constant_int(1, ScalarType::I1);
+        let (r, r_ok) = i_ratio(f, &n_r, &x_r, &active);
+        ok = f.and(&ok, &r_ok);
         // Where K_n+1 is finite, the Wronskian at n itself: the upward recurrence of K
         // keeps its accuracy over many steps, the product of nl ratios does not (2e-15 at
-        // ive(100, 1000), against 2e-16 so).
+        // ive(100, 1000), against 2e-16 so). Only the other lanes run the ratios down
+        // to mu (nl steps) and their product's logarithms.
         let den_n = f.fma(&r, &up[1], &up[3]);
         let den_lo = f.fma(&r, &up[2], &up[4]);
         let den_n = f.add(&den_n, &den_lo);
         let den_n = f.mul(&den_n, &x_r);
-        let i_w = f.div(&k_scale, &den_n);
         let finite = f.cmp(CmpF::Olt, &den_n, &inf);
+        let tiny = f.k(TINY_X);
+        let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
         let not_tiny = f.not(&is_tiny);
         let use_w = f.and(&finite, &reached);
         let use_w = f.and(&use_w, &not_tiny);
-        let i_n = f.sel(&use_w, &i_w, &i_n);
-        ok = f.and(&ok, &r_ok);
-        f.sel(&in_hankel, &i_h, &i_n)
+        f.b.scf_if(
+            &use_w,
+            &[ty],
+            |b| vec![F { b, ty }.div(&k_scale, &den_n)],
+            |b| {
+                let f = &mut F { b, ty };
+                let one = f.c(1.0);
+                let (r_mu, p, count) = ratios_down(f, &mu, &nl, &x_r, &r, true);
+                // exp(-x) I_mu = 1 / (x (K_mu+1 + r_mu K_mu)), or the series' start for tiny x.
+                let den = f.fma(&r_mu, &k0, &k1);
+                let den = f.mul(&den, &x_r);
+                let i_mu = f.div(&one, &den);
+                let (g1, g2) = temme_gammas(f, &mu);
+                let mu_g1 = f.mul(&mu, &g1);
+                let gampl = f.sub(&g2, &mu_g1);
+                let (s_hi, s_lo, _) = sigma(f, &mu, &x_r);
+                let minus_s = f.neg(&s_hi);
+                let e_inv = f.exp(&minus_s);
+                let minus_lo = f.neg(&s_lo);
+                let e_inv = f.fma(&e_inv, &minus_lo, &e_inv);
+                let xx = f.mul(&x_r, &x_r);
+                let mu1 = f.add(&mu, &one);
+                let four = f.c(4.0);
+                let den = f.mul(&four, &mu1);
+                let corr = f.div(&xx, &den);
+                let lead = f.mul(&e_inv, &gampl);
+                let series = f.fma(&lead, &corr, &lead);
+                let mx = f.neg(&x_r);
+                let emx = f.exp(&mx);
+                let series = f.mul(&series, &emx);
+                let tiny = f.k(TINY_X);
+                let is_tiny = f.cmp(CmpF::Olt, &x_r, &tiny);
+                let i_mu = f.sel(&is_tiny, &series, &i_mu);
+                // I_n = I_mu p 2^-count x^nl, as exp of the sum of the logarithms in two floats:
+                // x^nl alone underflows long before the result does (ive(1.76, 3e-174) = 3.6e-307).
+                let (a_hi, a_lo) = log_dd(f, &i_mu);
+                let (b_hi, b_lo) = log_dd(f, &p);
+                let (lx_hi, lx_lo) = log_dd(f, &x_r);
+                let (c_hi, c_e) = f.two_prod(&nl, &lx_hi);
+                let c_lo = f.fma(&nl, &lx_lo, &c_e);
+                let minus_count = f.neg(&count);
+                let (d_hi, d_lo) = f.mul_split(&minus_count, LN2_HI, LN2_LO);
+                let (s_hi, s_lo) = dd_add(f, (&a_hi, &a_lo), (&b_hi, &b_lo));
+                let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&c_hi, &c_lo));
+                let (s_hi, s_lo) = dd_add(f, (&s_hi, &s_lo), (&d_hi, &d_lo));
+                let e = f.exp(&s_hi);
+                let i_n = f.fma(&e, &s_lo, &e);
+                vec![i_n]
+            },
+        )
+        .remove(0)
     } else {
         zero.clone()
     };
-    let h_fail = f.not(&h_ok);
-    let h_fail = f.and(&h_fail, &in_hankel);
-    let not_h_fail = f.not(&h_fail);
-    ok = f.and(&ok, &not_h_fail);
     Ik { i, k, ok }
 }
 
@@ -755,8 +986,13 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let n = f.abs(v);
     let a = f.abs(x);
     let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
-    let parts = ik(f, &n_r, &a_r, true);
     let v_int = is_integer(f, v);
+    let negative_v = f.cmp(CmpF::Olt, v, &zero);
+    let not_int = f.not(&v_int);
+    let use_reflection = f.and(&negative_v, &not_int);
+    // (Only the reflection needs K.)
+    let i_only = f.not(&use_reflection);
+    let parts = ik(f, &n_r, &a_r, true, Some(&i_only));
     // I_-n = I_n + (2/pi) sin(n pi) K_n: in scaled terms, + (2/pi) sin(n pi) kve e^-2x.
     let s = sin_pi(f, &n_r);
     let c = f.c(2.0 / std::f64::consts::PI);
@@ -768,9 +1004,6 @@ pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let term = f.mul(&cs, &ke);
     let unscale = f.k(K_UNSCALE);
     let reflected = f.fma(&term, &unscale, &parts.i);
-    let negative_v = f.cmp(CmpF::Olt, v, &zero);
-    let not_int = f.not(&v_int);
-    let use_reflection = f.and(&negative_v, &not_int);
     let r = f.sel(&use_reflection, &reflected, &parts.i);
     let ok = f.and(&parts.ok, &regular);
     let r = f.sel(&ok, &r, &nan);
@@ -816,7 +1049,7 @@ pub fn kve(b: &mut Block, v: &Value, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let n = f.abs(v);
     let (regular, regular_n, x_fin, n_r, x_r) = regular_lanes(f, &n, x);
-    let parts = ik(f, &n_r, &x_r, false);
+    let parts = ik(f, &n_r, &x_r, false, None);
     let ok = f.and(&parts.ok, &regular);
     let r = f.sel(&ok, &parts.k, &nan);
     // x = +inf: 0 for a finite order; v = +-inf: inf for 0 < x < inf; x = 0: inf.

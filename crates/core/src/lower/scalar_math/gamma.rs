@@ -705,7 +705,7 @@ pub fn tri_gamma(b: &mut Block, x: &Value) -> Value {
 /// takes the low part into its reduced argument: the exponent, up to 745, is off by
 /// about 1e-18, so the result by about an ulp. 1/gamma(a) is the exponential of the
 /// negated exponent, so gamma(-a) past gamma(a)'s overflow (a > 171.6) is not lost.
-fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
+pub(super) fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
     let half = f.c(0.5);
     let (log_a, log_a_lo) = log_double(&mut *f.b, a);
     let t = f.sub(a, &half);
