@@ -88,13 +88,34 @@ fn log1pmx(f: &mut F, u: &Value, log_ratio: &Value) -> Value {
 /// `num` is z (p + q) - p (see `offset_from_mean`).
 #[allow(clippy::too_many_arguments)]
 fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value, num: &Value) -> Value {
-    let half = f.c(0.5);
     let from = f.c(STIRLING_FROM);
+    let p_big = f.cmp(CmpF::Oge, p, &from);
+    let q_big = f.cmp(CmpF::Oge, q, &from);
+    let big = f.and(&p_big, &q_big);
+    let any_big = f.or(&p_big, &q_big);
+    let (p, q, z, w, log_z, log_w, num) = (p.clone(), q.clone(), z.clone(), w.clone(), log_z.clone(), log_w.clone(), num.clone());
+    branch(
+        f,
+        &big,
+        |g| power_term_big(g, &p, &q, &log_z, &log_w, &num),
+        |g| {
+            branch(
+                g,
+                &any_big,
+                |h| power_term_one_small(h, &p, &q, &z, &w, &log_z, &log_w),
+                |h| power_term_small(h, &p, &q, &log_z, &log_w),
+            )
+        },
+    )
+}
+
+/// The power term for p, q >= 10: Stirling's formula for the three gammas.
+fn power_term_big(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Value, num: &Value) -> Value {
     let s = f.add(p, q);
     let mu_s = gamma::stirling_correction(f, &s);
     let mu_p = gamma::stirling_correction(f, p);
     let mu_q = gamma::stirling_correction(f, q);
-    // Both >= 10. u = (z - x0) / x0 = (z (p + q) - p) / p and v = (w - y0) / y0 =
+    // u = (z - x0) / x0 = (z (p + q) - p) / p and v = (w - y0) / y0 =
     // -(z (p + q) - p) / q: z - x0 itself would cancel near the mean (x0 rounded),
     // costing thousands of ulps in q v.
     let x0 = f.div(p, &s);
@@ -117,14 +138,22 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
     let r = f.mul(&r, &inv_two_pi);
     let lead = f.sqrt(&r);
     let ex = f.exp(&e);
-    let both_big = f.mul(&lead, &ex);
-    // One small (sm < 10 <= lg).
+    f.mul(&lead, &ex)
+}
+
+/// The power term for one of p, q small (sm < 10 <= lg): Stirling's formula for
+/// gamma(sm + lg) / gamma(lg) only.
+#[allow(clippy::too_many_arguments)]
+fn power_term_one_small(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value) -> Value {
+    let half = f.c(0.5);
+    let s = f.add(p, q);
     let p_small = f.cmp(CmpF::Olt, p, q);
     let sm = f.sel(&p_small, p, q);
     let lg = f.sel(&p_small, q, p);
     let z_sm = f.sel(&p_small, z, w);
     let log_z_lg = f.sel(&p_small, log_w, log_z);
-    let mu_lg = f.sel(&p_small, &mu_q, &mu_p);
+    let mu_s = gamma::stirling_correction(f, &s);
+    let mu_lg = gamma::stirling_correction(f, &lg);
     let sz = f.mul(&s, &z_sm);
     let log_sz = f.log(&sz);
     let ratio = f.div(&sm, &lg);
@@ -137,8 +166,12 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
     let e = f.fma(&sm, &log_sz, &e);
     let ex = f.exp(&e);
     let gamma_sm = gamma::gamma(f.b, &sm);
-    let one_small = f.div(&ex, &gamma_sm);
-    // Both < 10.
+    f.div(&ex, &gamma_sm)
+}
+
+/// The power term for p, q < 10: z^p w^q gamma(p+q) / gamma(p) / gamma(q).
+fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Value) -> Value {
+    let s = f.add(p, q);
     let e = f.mul(q, log_w);
     let e = f.fma(p, log_z, &e);
     let ex = f.exp(&e);
@@ -147,13 +180,15 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
     let g_q = gamma::gamma(f.b, q);
     let g = f.div(&g_s, &g_p);
     let g = f.div(&g, &g_q);
-    let both_small = f.mul(&ex, &g);
-    let p_big = f.cmp(CmpF::Oge, p, &from);
-    let q_big = f.cmp(CmpF::Oge, q, &from);
-    let big = f.and(&p_big, &q_big);
-    let any_big = f.or(&p_big, &q_big);
-    let r = f.sel(&any_big, &one_small, &both_small);
-    f.sel(&big, &both_big, &r)
+    f.mul(&ex, &g)
+}
+
+/// `then` where `cond` holds, `other` elsewhere, as an `scf.if`: only one side runs. The
+/// kernel is scalar code anyway (its loops stop IREE's vectorizer), so a `select` of both
+/// sides would pay for both on every element.
+fn branch(f: &mut F, cond: &Value, then: impl FnOnce(&mut F) -> Value, other: impl FnOnce(&mut F) -> Value) -> Value {
+    let ty = f.ty;
+    f.b.scf_if(cond, &[ty], |b| vec![then(&mut F { b, ty })], |b| vec![other(&mut F { b, ty })]).remove(0)
 }
 
 /// 1 / (1 + d1 / (1 + d2 / ...)) of I_z(p, q) by Lentz's method, two terms a step.
@@ -331,8 +366,11 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value
     let small_bx = f.cmp(CmpF::Ole, &bx, &one);
     let series_cut = f.c(SERIES_BELOW);
     let x_ok = f.cmp(CmpF::Ole, x, &series_cut);
-    let series = f.and(&small_bx, &x_ok);
     let past = f.cmp(CmpF::Ogt, x, &cut);
+    // Below the cut the unswapped fraction is as accurate and far shorter (about 6 steps
+    // where the series took 87 terms on average for x > 0.1 on accuracy_cases' points).
+    let series = f.and(&small_bx, &x_ok);
+    let series = f.and(&series, &past);
     let not_series = f.not(&series);
     let swap = f.and(&past, &not_series);
     let p = f.sel(&swap, b, a);
@@ -351,20 +389,33 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value
     let omz = f.sub(&one, &z);
     let z_err = f.sub(&omz, x);
     let z_lo = f.sel(&swap, &z_err, &zero);
-    let h = continued_fraction(f, &p, &q, &z, &z_lo, &num, &series);
-    let i = f.mul(&pre, &h);
-    let i = f.div(&i, &p);
-    let rest = f.sub(&one, &i);
-    let r = f.sel(&swap, &rest, &i);
-    // The series: x^a / B(a, b) = pre / (1-x)^b (b |log(1-x)| <= 5 there).
-    let sum = power_series(f, a, b, x, &not_series);
-    let bl = f.mul(b, &log_xc);
-    let minus_bl = f.neg(&bl);
-    let undo = f.exp(&minus_bl);
-    let i = f.mul(&pre, &undo);
-    let i = f.mul(&i, &sum);
+    // Only one of the series and the continued fraction runs (see `branch`); the other's
+    // `skip` lanes would start converged anyway.
+    let (a, b, x) = (a.clone(), b.clone(), x.clone());
+    let (series_c, not_series_c, pre_c) = (series.clone(), not_series.clone(), pre.clone());
+    let r = branch(
+        f,
+        &series,
+        |g| {
+            // The series: x^a / B(a, b) = pre / (1-x)^b (b |log(1-x)| <= 5 there).
+            let sum = power_series(g, &a, &b, &x, &not_series_c);
+            let bl = g.mul(&b, &log_xc);
+            let minus_bl = g.neg(&bl);
+            let undo = g.exp(&minus_bl);
+            let i = g.mul(&pre_c, &undo);
+            g.mul(&i, &sum)
+        },
+        |g| {
+            let one = g.c(1.0);
+            let h = continued_fraction(g, &p, &q, &z, &z_lo, &num, &series_c);
+            let i = g.mul(&pre_c, &h);
+            let i = g.div(&i, &p);
+            let rest = g.sub(&one, &i);
+            g.sel(&swap, &rest, &i)
+        },
+    );
     // The power term is symmetric in (a, x) <-> (b, 1 - x): swapped or not, it is x^a (1-x)^b / B.
-    (f.sel(&series, &i, &r), pre)
+    (r, pre)
 }
 
 pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
