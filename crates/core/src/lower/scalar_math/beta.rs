@@ -220,7 +220,7 @@ fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Valu
 /// `then` where `cond` holds, `other` elsewhere, as an `scf.if`: only one side runs. The
 /// kernel is scalar code anyway (its loops stop IREE's vectorizer), so a `select` of both
 /// sides would pay for both on every element.
-fn branch(f: &mut F, cond: &Value, then: impl FnOnce(&mut F) -> Value, other: impl FnOnce(&mut F) -> Value) -> Value {
+pub(super) fn branch(f: &mut F, cond: &Value, then: impl FnOnce(&mut F) -> Value, other: impl FnOnce(&mut F) -> Value) -> Value {
     let ty = f.ty;
     f.b.scf_if(cond, &[ty], |b| vec![then(&mut F { b, ty })], |b| vec![other(&mut F { b, ty })]).remove(0)
 }
