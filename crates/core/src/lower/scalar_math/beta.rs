@@ -1,6 +1,9 @@
 //! The regularized incomplete beta function I_x(a, b) (PyTensor's `BetaInc`, behind
 //! PyMC's Beta, Binomial and StudentT CDFs).
 //!
+//! Each lane runs only the power term's form and the loop it needs (`branch`, scf.if): the
+//! kernel's loops keep it scalar code anyway, where selects would pay for every side.
+//!
 //! Written once for both float types, as gamma.rs (f32 is computed in f64 and rounded once
 //! where the target has f64 math; Vulkan and Metal run the same code in f32). The approach
 //! (the textbook one, e.g. DLMF 8.17.22 and Numerical Recipes' `betai`):
@@ -29,11 +32,13 @@
 //!   size, so rounding costs up to about (a + b) / 12 ulps (150 at a + b = 1800); an asymptotic
 //!   expansion in a + b (Temme's) would be needed there. PyTensor's C code loses more on
 //!   the same points (its lgamma form past a + b = 171).
-//! - Known limitation: the power series (b x <= 1, x <= 0.99) computes its terms by a
+//! - The power series where b x <= 1, x <= 0.99 and x is past the swap point (below it the
+//!   unswapped fraction is as accurate and shorter). Known limitation: it computes its terms by a
 //!   recurrence whose rounding grows with the term's index: about 1 / (1 - x) ulps
 //!   (50 at x = 0.986), where scipy stays within 8.
 //! - For a, b < 10 the power term adds the errors of three gamma evaluations and an
-//!   exponential: up to about 12 ulps measured (scipy: within 8).
+//!   exponential: up to about 12 ulps measured (scipy: within 8). In f64 its exponent
+//!   p log z + q log w is carried in two doubles (betaincinv's Newton steps need it).
 //!
 //! Special values follow PyTensor's C code (`incbet.c`): nan where a <= 0, b <= 0, x
 //! outside [0, 1] or any argument nan (and a or b infinite); 0 at x = 0 and 1 at x = 1.
@@ -49,7 +54,8 @@ const TINY: (f64, f64) = (1e-300, 1e-30);
 const TOLERANCE: (f64, f64) = (1.1102230246251565e-16, 5.960464477539063e-8);
 /// The most steps: the fraction needs about sqrt(max(a, b)) of them near the mean.
 const MAX_STEPS: f64 = 10000.0;
-/// The power series is used for b x <= 1 up to this x (about 4000 terms at most).
+/// The power series is used for b x <= 1 past the swap point up to this x (about 4000
+/// terms at most).
 const SERIES_BELOW: f64 = 0.99;
 /// The power term switches to Stirling's formula for arguments from here.
 const STIRLING_FROM: f64 = 10.0;
@@ -385,8 +391,8 @@ fn offset_from_mean(f: &mut F, p: &Value, q: &Value, x: &Value, swapped: &Value)
 /// (I_x(a, b), x^a (1-x)^b / B(a, b)) without the special values: for a, b > 0 finite
 /// and 0 < x < 1.
 ///
-/// Where b x <= 1 and x <= 0.99 the power series (every term positive for b <= 1),
-/// otherwise the continued fraction, on the swapped arguments past (a+1)/(a+b+2). The
+/// Where b x <= 1, x <= 0.99 and x > (a+1)/(a+b+2) the power series (every term positive
+/// for b <= 1), otherwise the continued fraction, on the swapped arguments past (a+1)/(a+b+2). The
 /// series keeps small b accurate: there the swap's 1 - I_(1-x)(b, a) cancels (I near 1).
 pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value) {
     let one = f.c(1.0);
