@@ -28,7 +28,7 @@
 //! 0 at y = 0 and 1 at y = 1; for y inside, 1 where only a is infinite, 0 where only b
 //! is, nan where both are.
 
-use super::beta::betainc_core;
+use super::beta::{betainc_core, branch};
 use super::erf::erfcinv;
 use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
@@ -148,7 +148,42 @@ fn solve(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let x0 = start(f, p, q, y);
-    let underflow = root_underflows(f, p, q, y);
+    // The lgammas of `root_underflows` only where it can hold. A lower bound of
+    // log(p B(p, q)) = lgamma(p + 1) + lgamma(q) - lgamma(p + q): lgamma >= -0.1215 on the
+    // positives, and lgamma(s) <= -log s below 1 (gamma(s + 1) <= 1), <= (s - 1/2) log s -
+    // s + 1.01 from 1 on (Stirling's bound, sqrt(2 pi) e^(1/12) < e^1.01). Where
+    // log y + that bound >= -744 p, x = (y p B)^(1/p) >= e^-744 > 0.
+    let s = f.add(p, q);
+    let log_s = f.log(&s);
+    let below_one = f.cmp(CmpF::Olt, &s, &one);
+    let minus_log_s = f.neg(&log_s);
+    let half = f.c(0.5);
+    let s_half = f.sub(&s, &half);
+    let stirling = f.mul(&s_half, &log_s);
+    let stirling = f.sub(&stirling, &s);
+    let c = f.c(1.01);
+    let stirling = f.add(&stirling, &c);
+    let upper = f.sel(&below_one, &minus_log_s, &stirling);
+    let floor = f.c(-0.25);
+    let lower = f.sub(&floor, &upper);
+    let log_y = f.log(y);
+    let lhs = f.add(&log_y, &lower);
+    let limit = f.c(-744.0);
+    let rhs = f.mul(&limit, p);
+    let may_underflow = f.cmp(CmpF::Olt, &lhs, &rhs);
+    let (up, uq, uy) = (p.clone(), q.clone(), y.clone());
+    let underflow = branch(
+        f,
+        &may_underflow,
+        |g| {
+            let u = root_underflows(g, &up, &uq, &uy);
+            let one = g.c(1.0);
+            let zero = g.c(0.0);
+            g.sel(&u, &one, &zero)
+        },
+        |g| g.c(0.0),
+    );
+    let underflow = f.cmp(CmpF::Ogt, &underflow, &half);
     let x0 = f.sel(&underflow, &zero, &x0);
     let (p, q, y) = (p.clone(), q.clone(), y.clone());
     bracketed_newton(f, &x0, &underflow, &zero, &one, STEPS, |g, x| {
@@ -195,7 +230,14 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let sy = f.sel(&regular, y, &half);
     // Reflect where y > 1/2 and the root is past 1/2, or y > 0.9: near 1, I is accurate
     // only absolutely, and a root with a small density there would be lost to it.
-    let (i_half, _) = betainc_core(f, &sa, &sb, &half);
+    // I_(1/2)(a, b) only decides for 1/2 < y <= 0.9: elsewhere the branch skips it (the
+    // kernel is scalar code, its loops are not vectorized) and 2 stands in.
+    let above_half = f.cmp(CmpF::Ogt, &sy, &half);
+    let near_one_c = f.c(NEAR_ONE);
+    let not_near_one = f.cmp(CmpF::Ole, &sy, &near_one_c);
+    let decides = f.and(&above_half, &not_near_one);
+    let (ha, hb, hh) = (sa.clone(), sb.clone(), half.clone());
+    let i_half = branch(f, &decides, |g| betainc_core(g, &ha, &hb, &hh).0, |g| g.c(2.0));
     let past_root = f.cmp(CmpF::Ogt, &sy, &i_half);
     let near_one = f.c(NEAR_ONE);
     let near_one = f.cmp(CmpF::Ogt, &sy, &near_one);
