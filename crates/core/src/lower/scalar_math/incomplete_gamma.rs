@@ -301,12 +301,7 @@ fn a_phi(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value, Val
     let minus_a = f.neg(a);
     let (d, d_lo) = f.two_sum(x, &minus_a);
     let (sum, sum_lo) = f.two_sum(x, a);
-    let s = f.div(&d, &sum);
-    let minus_s = f.neg(&s);
-    let rem = f.fma(&minus_s, &sum, &d);
-    let rem = f.fma(&minus_s, &sum_lo, &rem);
-    let rem = f.add(&rem, &d_lo);
-    let s_lo = f.div(&rem, &sum);
+    let (s, s_lo) = f.div_double(&d, Some(&d_lo), &sum, &sum_lo);
     let (ds, ds_e) = f.two_prod(&d, &s);
     let ds_lo = f.fma(&d, &s_lo, &ds_e);
     let ds_lo = f.fma(&d_lo, &s, &ds_lo);
