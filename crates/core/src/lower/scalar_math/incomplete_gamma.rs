@@ -22,10 +22,11 @@
 //!   Near x = a both need about 9 sqrt(a) iterations and each term rounds (27 ulps at a ~
 //!   8000): there, for a >= 20 and x from 0.35 a to 2.15 a, P and Q come from
 //!   Temme's uniform asymptotic expansion instead (`temme`: erfc plus a fixed number of
-//!   terms, straight-line code; 3.3 ulps max measured, 400 points over a in [20, 1e4]).
-//!   gammal and gammau keep the loops there (they fall back to the unregularized sums
-//!   where Gamma(a) overflows): a up to about 1e8 converges, past that the result is nan,
-//!   and ~27 ulps at a ~ 8000 near x = a remain theirs.
+//!   terms, straight-line code; 3.3 ulps max measured, 400 points over a in [20, 1e4]),
+//!   for any a (1e15 tested): outside that region the loops converge quickly. gammal and
+//!   gammau keep the loops there (they fall back to the unregularized sums where
+//!   Gamma(a) overflows): a up to about 1e8 converges, past that the result is nan, and
+//!   ~27 ulps at a ~ 8000 near x = a remain theirs.
 //!
 //! Special values follow PyTensor's C code (`GammaP`, `GammaQ`, `lowerGamma`,
 //! `upperGamma` in pytensor/scalar/c_code/gamma.c): nan for a <= 0 or x < 0 (gammal and
@@ -800,8 +801,8 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
         Some((temme_p, temme_q)) => (f.sel(&in_temme, temme_p, &p), f.sel(&in_temme, temme_q, &q)),
         None => (p, q),
     };
-    // Past the iteration cap (a beyond about 1e8 with x near a) the sums are unfinished:
-    // nan rather than a wrong number.
+    // Past the iteration cap (a beyond about 1e8 with x near a, without Temme's
+    // expansion) the sums are unfinished: nan rather than a wrong number.
     let converged = f.and(&series_ok, &fraction_ok);
     let nan = f.c(f64::NAN);
     let p = f.sel(&converged, &p, &nan);
