@@ -768,7 +768,10 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
     let (pre, aphi) = prefactor(f, &a_r, &x_r);
     // Temme's ~300 operations run only for its lanes (an scf.if: the kernel is scalar
     // code anyway, the loops keep IREE from vectorizing it; as selects every element
-    // paid them, measured gammainc 2.6x -> 4.1x NUMBA's time).
+    // paid them, measured gammainc 2.6x -> 4.1x NUMBA's time). The branch still costs
+    // the other lanes ~6% (gammainc CPU time per 1e6 benchmark points outside the
+    // region: 177 ms with Temme's expansion switched off, as before it, 189-201 with
+    // it; not understood), while its own lanes went 254 -> 191 ms.
     let temme_parts = if with_temme {
         let ty = f.ty;
         let (a_in, x_in) = (a_r.clone(), x_r.clone());
