@@ -296,11 +296,7 @@ fn log_reduced_double(f: &mut F, m: &Value) -> (Value, Value) {
     let two = f.c(2.0);
     let g = f.sub(m, &one);
     let (d, d_lo) = f.two_sum(&two, &g);
-    let s = f.div(&g, &d);
-    let minus_s = f.neg(&s);
-    let rem = f.fma(&minus_s, &d, &g);
-    let rem = f.fma(&minus_s, &d_lo, &rem);
-    let s_lo = f.div(&rem, &d);
+    let (s, s_lo) = f.div_double(&g, None, &d, &d_lo);
     // s^2 and s^3 to twice the precision (s_lo's share to first order).
     let two_s = f.add(&s, &s);
     let (z, z_lo) = f.two_prod(&s, &s);

@@ -27,7 +27,8 @@
 //! x >> a (about x). Special values (scipy's): nan where a < 0, a is nan, or the
 //! probability is outside [0, 1] or nan; probability 0 and 1 give the ends 0 and inf
 //! for every a >= 0 (inf included); a = 0 or a = inf with a probability inside (0, 1)
-//! gives nan; past the forward functions' iteration cap (a beyond about 1e8) nan.
+//! gives nan. Huge a (1e15 tested) converges: near x = a the forward functions use
+//! Temme's expansion, not their capped loops.
 
 use super::erf::erfcinv;
 use super::exp_log::{log1p, log_dd};

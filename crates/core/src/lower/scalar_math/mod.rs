@@ -182,6 +182,21 @@ impl<'a> F<'a> {
         let e = self.add(&ea, &ec);
         (s, e)
     }
+    /// (n + n_lo) / (d + d_lo) as (q, q_lo), q = n / d rounded and q_lo from the
+    /// division's remainder by FMA (n - q d exact), to first order in the low parts;
+    /// `n_lo` None: n alone (no + 0 that would turn -0 into +0).
+    pub fn div_double(&mut self, n: &Value, n_lo: Option<&Value>, d: &Value, d_lo: &Value) -> (Value, Value) {
+        let q = self.div(n, d);
+        let minus_q = self.neg(&q);
+        let rem = self.fma(&minus_q, d, n);
+        let rem = self.fma(&minus_q, d_lo, &rem);
+        let rem = match n_lo {
+            Some(n_lo) => self.add(&rem, n_lo),
+            None => rem,
+        };
+        let q_lo = self.div(&rem, d);
+        (q, q_lo)
+    }
     /// Dekker's Fast2Sum, for |a| >= |c| (or a == 0): (s, e) with s + e = a + c exactly.
     pub fn fast_two_sum(&mut self, a: &Value, c: &Value) -> (Value, Value) {
         let s = self.add(a, c);
