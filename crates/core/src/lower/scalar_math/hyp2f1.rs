@@ -26,6 +26,10 @@
 //! - where c - a or c - b is a non-positive integer, Euler's (1-z)^d F(c-a, c-b; c; z), a
 //!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
 //!
+//! Cost: the kernel is scalar code (its loops), so each form runs under an `scf.if` only
+//! where it applies, and the series in z or w above 3/4 (hundreds to thousands of terms)
+//! only where the connection formula's own estimate is above 5 eps.
+//!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
 //! cancels). Special values follow scipy (pytensor 3.0.7's reference for this Op, which
@@ -71,6 +75,11 @@ const RECURRENCE_WEIGHT: f64 = 0.25;
 /// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
 /// estimated 6.8 had 19 ULP, the connection formula estimated 9.6 had 1).
 const SERIES_ROUNDING: f64 = 2.2;
+/// Above this x the series in x (z or w) run only where the connection formula's error
+/// estimate exceeds CONNECTION_GOOD: they would take hundreds to thousands of terms there.
+const SERIES_SLOW_X: f64 = 0.75;
+/// A connection formula's error estimate (in eps) good enough to skip the long series.
+const CONNECTION_GOOD: f64 = 5.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -698,7 +707,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let series_z = f.and(&series_z, &not_poly);
     let poly_finite = f.and(&poly, &z_finite);
     let series_z = f.or(&series_z, &poly_finite);
-    let (mut best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
 
     // Pfaff's (1-z)^-a F(a, c-b; c; w) and (1-z)^-b F(b, c-a; c; w) for z < 0, w = z / (z-1),
     // 1 - w = 1 / (1 - z): F(e, c - o; c; w) with (e, o) = (a, b), (b, a), whose own c - a'
@@ -717,7 +725,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let w_series = f.and(&w_series, &z_negative);
     let w_conn = f.cmp(CmpF::Oge, &w, &half);
     let w_conn = f.and(&w_conn, &z_negative);
-    let w_s = f.sel(&w_series, &w, &zero);
     let pfaff_base = Base { h: om_hi.clone(), lo: om_lo.clone(), e: minus_one.clone() };
     let mut pfaff = Vec::new();
     for (e, o) in [(a, b), (b, a)] {
@@ -725,15 +732,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let (c_e, c_e_lo) = difference(f, c, e);
         let (d_hi, d_lo) = difference(f, o, e);
         let pre = power(f, &pfaff_base, e);
-        let (est, _) = when(f, &w_series, 0, |g| {
-            let est = series(g, e, &c_o, c, &w_s);
-            let value = g.mul(&pre, &est.value);
-            (Estimate { value, ..est }, vec![])
-        });
-        best = better(f, best, est);
-        let est = recurrence(f, e, &c_o, c, &w, &w_series);
-        let value = f.mul(&pre, &est.value);
-        best = better(f, best, Estimate { value, ..est });
         pfaff.push((e.clone(), c_o, c_e, o.clone(), d_hi, d_lo, pre, c_o_lo, c_e_lo));
     }
 
@@ -765,7 +763,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         (Estimate { value, ..est }, vec![gauss])
     });
     let gauss = gauss[0].clone();
-    best = better(f, best, est);
+    let conn1 = est;
     let (e, c_o, c_e, o, d_hi, d_lo, pre, c_o_lo, c_e_lo) = &pfaff[1];
     let s_here = f.sel(&w_conn, &sw, &zero);
     let p = Params { a: e, b: c_o, c, ca: c_e, cb: o, d_hi, d_lo, b_lo: c_o_lo, ca_lo: c_e_lo, cb_lo: &zero };
@@ -774,7 +772,38 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let value = g.mul(pre, &est.value);
         (Estimate { value, ..est }, vec![])
     });
-    best = better(f, best, est);
+    let conn2 = est;
+
+    // The series in z and in w, where the connection formula's estimate is not already
+    // good or the series are short (they need about 36 / (1 - x) terms: thousands near
+    // x = 1, against the connection's two series in 1 - x, which converge like 2^-k at
+    // worst). Then every form in the same order as ever.
+    let conn_err = f.b.arith(Arith::MinimumF, &conn1.error, &conn2.error);
+    let good = f.c(CONNECTION_GOOD);
+    let conn_good = f.cmp(CmpF::Ole, &conn_err, &good);
+    let conn_poor = f.not(&conn_good);
+    let slow = f.c(SERIES_SLOW_X);
+    let z_fast = f.cmp(CmpF::Olt, z, &slow);
+    let z_worth = f.or(&z_fast, &conn_poor);
+    let series_z = f.and(&series_z, &z_worth);
+    let (mut best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
+    let w_fast = f.cmp(CmpF::Olt, &w, &slow);
+    let w_worth = f.or(&w_fast, &conn_poor);
+    let w_series = f.and(&w_series, &w_worth);
+    let w_s = f.sel(&w_series, &w, &zero);
+    for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
+        let (est, _) = when(f, &w_series, 0, |g| {
+            let est = series(g, e, c_o, c, &w_s);
+            let value = g.mul(pre, &est.value);
+            (Estimate { value, ..est }, vec![])
+        });
+        best = better(f, best, est);
+        let est = recurrence(f, e, c_o, c, &w, &w_series);
+        let value = f.mul(pre, &est.value);
+        best = better(f, best, Estimate { value, ..est });
+    }
+    best = better(f, best, conn1);
+    best = better(f, best, conn2);
     // Euler's (1-z)^d F(c-a, c-b; c; z) where c - a or c - b is a non-positive integer
     // (exactly): a polynomial, which the forms above can lose to cancellation (near a zero
     // of a polynomial F close to z = 1), for every z < 1.
