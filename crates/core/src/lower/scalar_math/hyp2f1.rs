@@ -26,6 +26,10 @@
 //! - where c - a or c - b is a non-positive integer, Euler's (1-z)^d F(c-a, c-b; c; z), a
 //!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
 //!
+//! Cost: the kernel is scalar code (its loops), so each form runs under an `scf.if` only
+//! where it applies, and the series in z or w above 3/4 (hundreds to thousands of terms)
+//! only where the connection formula's own estimate is above 5 eps.
+//!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
 //! cancels). Special values follow scipy (pytensor 3.0.7's reference for this Op, which
@@ -71,6 +75,11 @@ const RECURRENCE_WEIGHT: f64 = 0.25;
 /// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
 /// estimated 6.8 had 19 ULP, the connection formula estimated 9.6 had 1).
 const SERIES_ROUNDING: f64 = 2.2;
+/// Above this x the series in x (z or w) run only where the connection formula's error
+/// estimate exceeds CONNECTION_GOOD: they would take hundreds to thousands of terms there.
+const SERIES_SLOW_X: f64 = 0.75;
+/// A connection formula's error estimate (in eps) good enough to skip the long series.
+const CONNECTION_GOOD: f64 = 5.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -537,13 +546,6 @@ fn better(f: &mut F, a: Estimate, c: Estimate) -> Estimate {
     }
 }
 
-/// `e` where `here`, else an unusable estimate (infinite error, not ok).
-fn only_where(f: &mut F, here: &Value, e: Estimate) -> Estimate {
-    let inf = f.c(f64::INFINITY);
-    let no = f.b.constant_int(0, ScalarType::I1);
-    Estimate { error: f.sel(here, &e.error, &inf), ok: f.sel(here, &e.ok, &no), value: e.value }
-}
-
 /// F(e, q; c; w) for 0 < w <= 0.999 (where `here`) by the recurrence in the first
 /// parameter (A&S 15.2.10) (c - t) F(t - 1) + (2t - c + (q - t) w) F(t) + t (w - 1) F(t + 1)
 /// = 0, upwards from t = e - n and t + 1 (n = round(e - c) >= 2, so that t is within 1/2
@@ -552,7 +554,6 @@ fn only_where(f: &mut F, here: &Value, e: Estimate) -> Estimate {
 /// values, plus each step's rounding.
 fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, w: &Value, here: &Value) -> Estimate {
     let zero = f.c(0.0);
-    let one = f.c(1.0);
     let two = f.c(2.0);
     let half = f.c(0.5);
     let ec = f.sub(e, c);
@@ -565,10 +566,16 @@ fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, w: &Value, here: &Valu
     let here = f.and(here, &used);
     let n = f.sel(&here, &n, &zero);
     let x = f.sel(&here, w, &zero);
-    let t = f.sub(e, &n);
+    when(f, &here, 0, |f| (recurrence_from(f, e, q, c, &x, &n), vec![])).0
+}
+
+/// `recurrence` from t = e - n (n >= 2) at x = w.
+fn recurrence_from(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, n: &Value) -> Estimate {
+    let one = f.c(1.0);
+    let t = f.sub(e, n);
     let t1 = f.add(&t, &one);
-    let s1 = series(f, &t, q, c, &x);
-    let s0 = series(f, &t1, q, c, &x);
+    let s1 = series(f, &t, q, c, x);
+    let s0 = series(f, &t1, q, c, x);
     let g1 = f.abs(&s1.value);
     let g1 = f.mul(&g1, &s1.error);
     let g0 = f.abs(&s0.value);
@@ -621,7 +628,43 @@ fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, w: &Value, here: &Valu
     let weight = f.c(RECURRENCE_WEIGHT);
     let error = f.mul(&error, &weight);
     let ok = f.and(&s1.ok, &s0.ok);
-    only_where(f, &here, Estimate { value: value.clone(), error, ok })
+    Estimate { value: value.clone(), error, ok }
+}
+
+/// `make`'s estimate (and `extra` more values) where `here`; elsewhere an unusable
+/// estimate (nan, infinite error, not ok) and nans, without running `make`. The kernel is
+/// scalar code already (the loops in it keep IREE from vectorizing it), so a branch costs
+/// nothing there and skips the gamma and psi functions and loops of forms that do not
+/// apply to this element.
+fn when(f: &mut F, here: &Value, extra: usize, make: impl FnOnce(&mut F) -> (Estimate, Vec<Value>)) -> (Estimate, Vec<Value>) {
+    let ty = f.ty;
+    let mut types = vec![ty, ty, ScalarType::I1];
+    types.extend(std::iter::repeat(ty).take(extra));
+    let mut out = f.b.scf_if(
+        here,
+        &types,
+        |blk| {
+            let mut g = F { b: blk, ty };
+            let (e, more) = make(&mut g);
+            assert_eq!(more.len(), extra, "`when` yields `extra` more values");
+            let mut ys = vec![e.value, e.error, e.ok];
+            ys.extend(more);
+            ys
+        },
+        |blk| {
+            let mut g = F { b: blk, ty };
+            let nan = g.c(f64::NAN);
+            let inf = g.c(f64::INFINITY);
+            let no = g.b.constant_int(0, ScalarType::I1);
+            let mut ys = vec![nan.clone(), inf, no];
+            ys.extend(std::iter::repeat(nan).take(extra));
+            ys
+        },
+    );
+    let more = out.split_off(3);
+    let mut it = out.into_iter();
+    let (value, error, ok) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
+    (Estimate { value, error, ok }, more)
 }
 
 /// (hi, lo) = x - y as two doubles.
@@ -664,9 +707,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let series_z = f.and(&series_z, &not_poly);
     let poly_finite = f.and(&poly, &z_finite);
     let series_z = f.or(&series_z, &poly_finite);
-    let z_series = f.sel(&series_z, z, &zero);
-    let direct = series(f, a, b, c, &z_series);
-    let mut best = only_where(f, &series_z, direct);
 
     // Pfaff's (1-z)^-a F(a, c-b; c; w) and (1-z)^-b F(b, c-a; c; w) for z < 0, w = z / (z-1),
     // 1 - w = 1 / (1 - z): F(e, c - o; c; w) with (e, o) = (a, b), (b, a), whose own c - a'
@@ -685,7 +725,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let w_series = f.and(&w_series, &z_negative);
     let w_conn = f.cmp(CmpF::Oge, &w, &half);
     let w_conn = f.and(&w_conn, &z_negative);
-    let w_s = f.sel(&w_series, &w, &zero);
     let pfaff_base = Base { h: om_hi.clone(), lo: om_lo.clone(), e: minus_one.clone() };
     let mut pfaff = Vec::new();
     for (e, o) in [(a, b), (b, a)] {
@@ -693,13 +732,6 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let (c_e, c_e_lo) = difference(f, c, e);
         let (d_hi, d_lo) = difference(f, o, e);
         let pre = power(f, &pfaff_base, e);
-        let est = series(f, e, &c_o, c, &w_s);
-        let value = f.mul(&pre, &est.value);
-        let est = only_where(f, &w_series, Estimate { value, ..est });
-        best = better(f, best, est);
-        let est = recurrence(f, e, &c_o, c, &w, &w_series);
-        let value = f.mul(&pre, &est.value);
-        best = better(f, best, Estimate { value, ..est });
         pfaff.push((e.clone(), c_o, c_e, o.clone(), d_hi, d_lo, pre, c_o_lo, c_e_lo));
     }
 
@@ -725,17 +757,53 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let s_here = f.sel(&here, &ps, &zero);
     let (pb_lo, pca_lo, pcb_lo) = (pick(f, &zero, c_o_lo), pick(f, &ca_lo1, c_e_lo), pick(f, &cb_lo1, &zero));
     let p = Params { a: &pa, b: &pb, c, ca: &pca, cb: &pcb, d_hi: &pd, d_lo: &pd_lo, b_lo: &pb_lo, ca_lo: &pca_lo, cb_lo: &pcb_lo };
-    let (est, gauss) = connection(f, &p, &s_here, &plog, &base);
-    let value = f.mul(&ppre, &est.value);
-    let est = only_where(f, &here, Estimate { value, ..est });
-    best = better(f, best, est);
+    let (est, gauss) = when(f, &here, 1, |g| {
+        let (est, gauss) = connection(g, &p, &s_here, &plog, &base);
+        let value = g.mul(&ppre, &est.value);
+        (Estimate { value, ..est }, vec![gauss])
+    });
+    let gauss = gauss[0].clone();
+    let conn1 = est;
     let (e, c_o, c_e, o, d_hi, d_lo, pre, c_o_lo, c_e_lo) = &pfaff[1];
     let s_here = f.sel(&w_conn, &sw, &zero);
     let p = Params { a: e, b: c_o, c, ca: c_e, cb: o, d_hi, d_lo, b_lo: c_o_lo, ca_lo: c_e_lo, cb_lo: &zero };
-    let (est, _) = connection(f, &p, &s_here, &log_sw, &pfaff_base);
-    let value = f.mul(pre, &est.value);
-    let est = only_where(f, &w_conn, Estimate { value, ..est });
-    best = better(f, best, est);
+    let (est, _) = when(f, &w_conn, 0, |g| {
+        let (est, _) = connection(g, &p, &s_here, &log_sw, &pfaff_base);
+        let value = g.mul(pre, &est.value);
+        (Estimate { value, ..est }, vec![])
+    });
+    let conn2 = est;
+
+    // The series in z and in w, where the connection formula's estimate is not already
+    // good or the series are short (they need about 36 / (1 - x) terms: thousands near
+    // x = 1, against the connection's two series in 1 - x, which converge like 2^-k at
+    // worst). Then every form in the same order as ever.
+    let conn_err = f.b.arith(Arith::MinimumF, &conn1.error, &conn2.error);
+    let good = f.c(CONNECTION_GOOD);
+    let conn_good = f.cmp(CmpF::Ole, &conn_err, &good);
+    let conn_poor = f.not(&conn_good);
+    let slow = f.c(SERIES_SLOW_X);
+    let z_fast = f.cmp(CmpF::Olt, z, &slow);
+    let z_worth = f.or(&z_fast, &conn_poor);
+    let series_z = f.and(&series_z, &z_worth);
+    let (mut best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
+    let w_fast = f.cmp(CmpF::Olt, &w, &slow);
+    let w_worth = f.or(&w_fast, &conn_poor);
+    let w_series = f.and(&w_series, &w_worth);
+    let w_s = f.sel(&w_series, &w, &zero);
+    for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
+        let (est, _) = when(f, &w_series, 0, |g| {
+            let est = series(g, e, c_o, c, &w_s);
+            let value = g.mul(pre, &est.value);
+            (Estimate { value, ..est }, vec![])
+        });
+        best = better(f, best, est);
+        let est = recurrence(f, e, c_o, c, &w, &w_series);
+        let value = f.mul(pre, &est.value);
+        best = better(f, best, Estimate { value, ..est });
+    }
+    best = better(f, best, conn1);
+    best = better(f, best, conn2);
     // Euler's (1-z)^d F(c-a, c-b; c; z) where c - a or c - b is a non-positive integer
     // (exactly): a polynomial, which the forms above can lose to cancellation (near a zero
     // of a polynomial F close to z = 1), for every z < 1.
@@ -751,14 +819,17 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let euler_here = f.and(&ecp, &z_finite);
     let euler_here = f.and(&euler_here, &z_below_one);
     let z_eu = f.sel(&euler_here, z, &zero);
-    let eu = series(f, &ca, &cb, c, &z_eu);
-    let minus_d = f.neg(&d1);
-    let pw = power(f, &whole, &minus_d);
-    let d_corr = f.mul(&d1_lo, &log_s1);
-    let d_corr = f.add(&one, &d_corr);
-    let pw = f.mul(&pw, &d_corr);
-    let value = f.mul(&pw, &eu.value);
-    let est = only_where(f, &euler_here, Estimate { value, ..eu });
+    let (est, _) = when(f, &euler_here, 0, |g| {
+        let eu = series(g, &ca, &cb, c, &z_eu);
+        let minus_d = g.neg(&d1);
+        let pw = power(g, &whole, &minus_d);
+        let d_corr = g.mul(&d1_lo, &log_s1);
+        let one = g.c(1.0);
+        let d_corr = g.add(&one, &d_corr);
+        let pw = g.mul(&pw, &d_corr);
+        let value = g.mul(&pw, &eu.value);
+        (Estimate { value, ..eu }, vec![])
+    });
     best = better(f, best, est);
     let r = f.sel(&best.ok, &best.value, &nan);
 
@@ -777,25 +848,29 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let euler_case = f.and(&euler_case, &ecp);
     let euler_case = f.and(&euler_case, &above);
     let z_e = f.sel(&euler_case, z, &zero);
-    let ep = series(f, &ca, &cb, c, &z_e);
-    let s_e = f.sub(&one, &z_e);
-    let s_e = f.sel(&euler_case, &s_e, &one);
-    let pw = if f.f64() {
-        float_pow(f.b, &s_e, &d1)
-    } else {
-        let abs_s = f.abs(&s_e);
-        let p = pow(f, &abs_s, &d1);
-        let half = f.c(0.5);
-        let half_d = f.mul(&d1, &half);
-        let hf = f.floor(&half_d);
-        let odd = f.cmp(CmpF::Une, &hf, &half_d);
-        let neg = f.cmp(CmpF::Olt, &s_e, &zero);
-        let flip = f.and(&odd, &neg);
-        let minus_p = f.neg(&p);
-        f.sel(&flip, &minus_p, &p)
-    };
-    let euler_value = f.mul(&pw, &ep.value);
-    let r = f.sel(&euler_case, &euler_value, &r);
+    let (euler_est, _) = when(f, &euler_case, 0, |f| {
+        let ep = series(f, &ca, &cb, c, &z_e);
+        let one = f.c(1.0);
+        let s_e = f.sub(&one, &z_e);
+        let s_e = f.sel(&euler_case, &s_e, &one);
+        let pw = if f.f64() {
+            float_pow(f.b, &s_e, &d1)
+        } else {
+            let abs_s = f.abs(&s_e);
+            let p = pow(f, &abs_s, &d1);
+            let half = f.c(0.5);
+            let half_d = f.mul(&d1, &half);
+            let hf = f.floor(&half_d);
+            let odd = f.cmp(CmpF::Une, &hf, &half_d);
+            let neg = f.cmp(CmpF::Olt, &s_e, &zero);
+            let flip = f.and(&odd, &neg);
+            let minus_p = f.neg(&p);
+            f.sel(&flip, &minus_p, &p)
+        };
+        let value = f.mul(&pw, &ep.value);
+        (Estimate { value, ..ep }, vec![])
+    });
+    let r = f.sel(&euler_case, &euler_est.value, &r);
     // z = 1: Gauss's sum where d > 0, inf where d <= 0.
     let at_one = f.cmp(CmpF::Oeq, z, &one);
     let at_one = f.and(&at_one, &not_poly);
