@@ -212,8 +212,8 @@ def split_node(node, bounds):
     return replacements
 
 
-class SplitWideElemwise(GraphRewriter):
-    """Splits every Elemwise that is not within `bounds` (see the module's note)."""
+class _Bounded(GraphRewriter):
+    """A whole-graph rewrite for dispatches within `bounds`."""
 
     def __init__(self, bounds):
         super().__init__()
@@ -221,6 +221,10 @@ class SplitWideElemwise(GraphRewriter):
 
     def add_requirements(self, fgraph):
         fgraph.attach_feature(ReplaceValidate())
+
+
+class SplitWideElemwise(_Bounded):
+    """Splits every Elemwise that is not within `bounds` (see the module's note)."""
 
     def apply(self, fgraph):
         for node in list(fgraph.toposort()):
@@ -230,7 +234,7 @@ class SplitWideElemwise(GraphRewriter):
                     fgraph.replace_all_validate(list(zip(node.outputs, new)), reason="split_wide_elemwise")
 
 
-class BoundFusedOperands(GraphRewriter):
+class BoundFusedOperands(_Bounded):
     """Puts a FusionBarrier between an Elemwise node and the elementwise producers IREE
     would fuse with it, where together they would not be within bounds.
 
@@ -238,13 +242,6 @@ class BoundFusedOperands(GraphRewriter):
     user; such a chain reads the leaves below it and writes the consumer's results.
     Counted in topological order, so a barrier placed below is seen above.
     """
-
-    def __init__(self, bounds):
-        super().__init__()
-        self.bounds = bounds
-
-    def add_requirements(self, fgraph):
-        fgraph.attach_feature(ReplaceValidate())
 
     def apply(self, fgraph):
         leaves = {}  # an Elemwise output fused into its only client: what that chain reads
