@@ -239,11 +239,7 @@ pub fn log_double(b: &mut Block, x: &Value) -> (Value, Value) {
     let lo = f.add(&lo, &lm_lo);
     let (hi, lo) = f.fast_two_sum(&a, &lo);
     let hi = log_specials(&mut f, x, &hi);
-    let inf = f.c(f64::INFINITY);
-    let ahi = f.abs(&hi);
-    let finite = f.cmp(CmpF::Olt, &ahi, &inf);
-    let zero = f.c(0.0);
-    let lo = f.sel(&finite, &lo, &zero);
+    let lo = f.finite_lo(&hi, &lo);
     (hi, lo)
 }
 

@@ -273,11 +273,7 @@ fn log_power(f: &mut F, a: &Value, x: &Value, log_x: &(Value, Value)) -> (Value,
     let (s, s_e) = f.two_sum(&p, &minus_x);
     let lo = f.add(&s_e, &p_lo);
     let (hi, lo) = f.fast_two_sum(&s, &lo);
-    let inf = f.c(f64::INFINITY);
-    let ahi = f.abs(&hi);
-    let finite = f.cmp(CmpF::Olt, &ahi, &inf);
-    let zero = f.c(0.0);
-    let lo = f.sel(&finite, &lo, &zero);
+    let lo = f.finite_lo(&hi, &lo);
     (hi, lo)
 }
 

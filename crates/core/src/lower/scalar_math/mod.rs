@@ -197,6 +197,15 @@ impl<'a> F<'a> {
         let q_lo = self.div(&rem, d);
         (q, q_lo)
     }
+    /// A two-double result's low part, 0 where its high part is not finite (past overflow
+    /// the low part is an inf - inf nan, which must not reach a sum).
+    pub fn finite_lo(&mut self, hi: &Value, lo: &Value) -> Value {
+        let inf = self.c(f64::INFINITY);
+        let ahi = self.abs(hi);
+        let finite = self.cmp(CmpF::Olt, &ahi, &inf);
+        let zero = self.c(0.0);
+        self.sel(&finite, lo, &zero)
+    }
     /// Dekker's Fast2Sum, for |a| >= |c| (or a == 0): (s, e) with s + e = a + c exactly.
     pub fn fast_two_sum(&mut self, a: &Value, c: &Value) -> (Value, Value) {
         let s = self.add(a, c);
