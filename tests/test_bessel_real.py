@@ -156,6 +156,17 @@ def test_ive_and_kve_large_arguments():
         assert ulp_errors(got[10:11], want, "float64").max() <= MAX_ULP, name
 
 
+def grid_errors(op, name, v, x, dtype):
+    """`op` in the MLIR mode on the grid of orders `v` by arguments `x`: (the function,
+    the grid's orders and arguments, the results, their ULP errors against mpmath)."""
+    vv, xx = (a.ravel().astype(dtype) for a in np.meshgrid(v, x))
+    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f = pytensor.function([a, b], op(a, b), mode="MLIR")
+    with np.errstate(under="ignore", over="ignore"):
+        got = f(vv, xx)
+    return f, vv, xx, got, ulp_errors(got, exact(BY_NAME[name].mpmath, vv, xx), dtype)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_ive_power_series_region(dtype):
     """ive of v >= 0 or an integer v below x = 2 is I's power series, straight-line
@@ -166,12 +177,7 @@ def test_ive_power_series_region(dtype):
     v = np.array([0.0, 0.3, 1.0, 2.5, 7.0, 9.99, 9.999999999999998, 10.0, 10.5, 15.7, 33.3, 66.47, 107.3, 170.5,
                   199.9, -3.0, -30.0])  # fmt: skip
     x = np.array([5e-324, 1e-300, 3e-170, 1e-100, 1e-20, 1e-8, 1.1e-8, 1e-3, 0.022, 0.5, 1.0, 1.5, 1.9999999999999998])
-    vv, xx = (a.ravel().astype(dtype) for a in np.meshgrid(v, x))
-    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
-    f = pytensor.function([a, b], pt.ive(a, b), mode="MLIR")
-    with np.errstate(under="ignore"):
-        got = f(vv, xx)
-    errors = ulp_errors(got, exact(BY_NAME["ive"].mpmath, vv, xx), dtype)
+    f, vv, xx, got, errors = grid_errors(pt.ive, "ive", v, x, dtype)
     i = int(np.argmax(errors))
     assert errors.max() <= {"float32": 1.0, "float64": 3.0}[dtype], (errors[i], vv[i], xx[i], got[i])
     big = f(np.array([2e5, 1e30], dtype=dtype), np.array([1.0, 1.5], dtype=dtype))
@@ -192,12 +198,7 @@ def test_kve_series_region(dtype):
                   -15.0, -37.25])  # fmt: skip
     x = np.array([5e-324, 1e-300, 1e-100, 1e-20, 9.99e-9, 1e-8, 2.9e-3, 1e-3, 0.05, 0.3, 0.7, 0.99,
                   0.9999999999999999])  # fmt: skip
-    vv, xx = (a.ravel().astype(dtype) for a in np.meshgrid(v, x))
-    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
-    f = pytensor.function([a, b], pt.kve(a, b), mode="MLIR")
-    with np.errstate(over="ignore"):
-        got = f(vv, xx)
-    errors = ulp_errors(got, exact(BY_NAME["kve"].mpmath, vv, xx), dtype)
+    f, vv, xx, got, errors = grid_errors(pt.kve, "kve", v, x, dtype)
     n, a = np.abs(vv.astype(np.float64)), xx.astype(np.float64)
     inside = ((n >= 15) & (a < 1)) | ((n >= 5) & (a < 3e-3)) | ((n >= 2) & (a < 1e-8))
     for where, bound in ((inside, {"float32": 1.0, "float64": 3.0}[dtype]), (~inside, {"float32": 1.0, "float64": 5.0}[dtype])):
