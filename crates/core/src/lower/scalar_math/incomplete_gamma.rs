@@ -200,43 +200,9 @@ const TEMME_F64: [&[f64]; 14] = [
         -0.0020626019342754685,
     ],
 ];
-/// c_k(eta), k < 6, for F32 (59 coefficients; scripts/incomplete_gamma_temme.py).
-const TEMME_F32: [&[f64]; 6] = [
-    &[
-        -0.3333333333333333, 0.08333333333333333, -0.014814814814814815,
-        0.0011574074074074073, 0.0003527336860670194, -0.0001787551440329218,
-        3.919263178522438e-05, -2.185448510679992e-06, -1.85406221071516e-06,
-        8.296711340953087e-07, -1.7665952736826078e-07, 6.707853543401498e-09,
-        1.0261809784240309e-08, -4.382036018453353e-09, 9.14769958223679e-10,
-    ],
-    &[
-        -0.001851851851851852, -0.003472222222222222, 0.0026455026455026454,
-        -0.0009902263374485596, 0.00020576131687242798, -4.018775720164609e-07,
-        -1.8098550334489977e-05, 7.64916091608111e-06, -1.6120900894563446e-06,
-        4.647127802807434e-09, 1.378633446915721e-07, -5.752545603517705e-08,
-        1.1951628599778148e-08,
-    ],
-    &[
-        0.004133597883597883, -0.0026813271604938273, 0.0007716049382716049,
-        2.0093878600823047e-06, -0.0001073665322636516, 5.2923448829120125e-05,
-        -1.2760635188618728e-05, 3.423578734096138e-08, 1.3721957309062934e-06,
-        -6.298992138380055e-07, 1.4280614206064242e-07,
-    ],
-    &[
-        0.0006494341563786008, 0.00022947209362139917, -0.0004691894943952557,
-        0.00026772063206283885, -7.561801671883977e-05, -2.396505113867297e-07,
-        1.1082654115347302e-05, -5.6749528269915965e-06, 1.4230900732435883e-06,
-    ],
-    &[
-        -0.0008618882909167117, 0.0007840392217200666, -0.0002990724803031902,
-        -1.4638452578843418e-06, 6.641498215465122e-05, -3.968365047179435e-05,
-        1.1375726970678419e-05,
-    ],
-    &[
-        -0.00033679855336635813, -6.972813758365857e-05, 0.0002772753244959392,
-        -0.00019932570516188847,
-    ],
-];
+/// How many of each c_k's leading coefficients in `TEMME_F64` F32 keeps (k < 6, 59 in
+/// all; scripts/incomplete_gamma_temme.py prints them as a table of their own).
+const TEMME_F32_TERMS: [usize; 6] = [15, 13, 11, 9, 7, 4];
 
 
 
@@ -396,7 +362,7 @@ fn prefactor(f: &mut F, a: &Value, x: &Value) -> (Value, (Value, Value)) {
 /// eta = sign(x - a) sqrt(2 phi), y = sqrt(a phi) = |eta| sqrt(a / 2), and the smaller tail
 /// is erfc(y) / 2 +- e^(-a phi) / sqrt(2 pi a) sum_k c_k(eta) / a^k (Q with +, for x > a;
 /// P with -), the other its complement. Straight-line code with a fixed number of terms
-/// (TEMME_F64 / TEMME_F32), where the series and the fraction would loop ~9 sqrt(a) times
+/// (TEMME_F64, the F32 terms a prefix of it), where the series and the fraction would loop ~9 sqrt(a) times
 /// and their roundings add up (27 ulps at a ~ 8000).
 ///
 /// erfc(y) = e^(-y^2) erfcx(y) and y^2 = a phi: the tail is e^(-a phi) (erfcx(y) / 2 +-
@@ -423,8 +389,12 @@ fn temme(f: &mut F, a: &Value, x: &Value, aphi: &(Value, Value)) -> (Value, Valu
     let ex = exp_double(f, &minus_h, &minus_lo);
     let e = erfcx_positive(f, &y);
     let tail = f.mul(&e, &half);
-    let table: &[&[f64]] = if f.f64() { &TEMME_F64 } else { &TEMME_F32 };
-    let sum = temme_sum(f, table, &eta, &inv_a);
+    let table: Vec<&[f64]> = if f.f64() {
+        TEMME_F64.to_vec()
+    } else {
+        TEMME_F32_TERMS.iter().zip(TEMME_F64).map(|(&n, row)| &row[..n]).collect()
+    };
+    let sum = temme_sum(f, &table, &eta, &inv_a);
     let k = f.c(INV_TWO_PI);
     let root = f.mul(&inv_a, &k);
     let root = f.sqrt(&root);
