@@ -16,6 +16,8 @@ Kernels (x the function's argument):
   LGAMMA_NEAR2    lgamma(2 + t) = t * P(t)               |t| <= 0.5 (the root at 2)
   LGAMMA_TAIL     lgamma(a) - (a - 1/2) log a + a - log(2 pi)/2 = P(1/a^2) / a,   a >= 10
   PSI_NEAR_ROOT   psi(x) = (x - x0) * P(x - 3/2)         1 <= x <= 2, x0 = 1.4616... (psi's root)
+  PSI_NEG_ROOT    psi(x) = (x - x1) * P(x + 1/2)         |x + 1/2| <= 1/8, x1 = -0.5040... (psi's first
+                  negative root, where the reflection cancels)
   PSI_2_3         psi(x) = P(x - 5/2)                    2 <= x <= 3
   PSI_TAIL        log a - 1/(2a) - psi(a) = P(1/a^2) / a^2,                      a >= 10
   TRIGAMMA_TAIL   psi1(a) - 1/a - 1/(2a^2) = P(1/a^2) / a^3,                     a >= 10
@@ -36,6 +38,7 @@ mp.mp.dps = 50
 
 ERFCX_K = mp.mpf(4)
 PSI_ROOT = mp.findroot(mp.digamma, mp.mpf("1.4616321449683623"))
+PSI_NEG_ROOT = mp.findroot(mp.digamma, mp.mpf("-0.5040830082644554"))
 
 
 def cheb_nodes(lo, hi, n):
@@ -70,6 +73,7 @@ def kernels():
     k = ERFCX_K
     ks = float(k)
     x0 = PSI_ROOT
+    x1 = PSI_NEG_ROOT
 
     def erfcx(x):
         return mp.exp(x * x) * mp.erfc(x)
@@ -108,6 +112,9 @@ def kernels():
         "PSI_NEAR_ROOT": (21, (mp.mpf(1), mp.mpf(2)), lambda x: x - mp.mpf(1.5), lambda x: x - 1.5,
                           lambda x: (mp.digamma(x) / (x - x0) if x != x0 else mp.psi(1, x0),) * 2,
                           None, None),
+        "PSI_NEG_ROOT": (19, (mp.mpf(-0.625), mp.mpf(-0.375)), lambda x: x + mp.mpf(0.5), lambda x: x + 0.5,
+                         lambda x: (mp.digamma(x) / (x - x1) if x != x1 else mp.psi(1, x1),) * 2,
+                         None, None),
         "PSI_2_3": (16, (mp.mpf(2), mp.mpf(3)), lambda x: x - mp.mpf(2.5), lambda x: x - 2.5,
                     lambda x: (mp.digamma(x),) * 2, lambda P, x: P, mp.digamma),
         "PSI_TAIL": (6, (mp.mpf(10), mp.mpf(10) ** 9), lambda a: 1 / (a * a), lambda a: 1 / (a * a),
@@ -196,9 +203,10 @@ def main():
         coeffs = lstsq(var, target, nodes, degree)
         err = check(name, spec, coeffs)
         rust(name, coeffs, degree, err, name)
-    print(f"// PSI_ROOT = {mp.nstr(PSI_ROOT, 40)}: hi {float(PSI_ROOT)!r} lo {float(PSI_ROOT - mp.mpf(float(PSI_ROOT)))!r}")
-    hi32 = float(np.float32(float(PSI_ROOT)))
-    print(f"// float32 split: hi {hi32!r} lo {float(PSI_ROOT - mp.mpf(hi32))!r}")
+    for name, root in (("PSI_ROOT", PSI_ROOT), ("PSI_NEG_ROOT", PSI_NEG_ROOT)):
+        print(f"// {name} = {mp.nstr(root, 40)}: hi {float(root)!r} lo {float(root - mp.mpf(float(root)))!r}")
+        hi32 = float(np.float32(float(root)))
+        print(f"// float32 split: hi {hi32!r} lo {float(root - mp.mpf(hi32))!r}")
 
 
 if __name__ == "__main__":

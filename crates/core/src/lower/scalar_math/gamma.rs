@@ -39,7 +39,7 @@
 
 use super::erf::poly;
 use super::exp_log::{self, log_double};
-use super::F;
+use super::{PerType, F};
 use crate::mlir::{Arith, Block, CmpF, MathUnary, Value};
 
 // Polynomial coefficients, lowest degree first (scripts/fit_special.py prints them).
@@ -156,6 +156,29 @@ const PSI_NEAR_ROOT: [f64; 22] = [
     0.00025955267170200584,
     -0.00017136569586432938,
 ];
+/// PSI_NEG_ROOT: degree 19; max relative error of P: 2.18e-18 (exact arithmetic), 1.62e-16 (float64 coefficients and Horner).
+const PSI_NEG_ROOT: [f64; 20] = [
+    8.937031623531025,
+    -0.5460246078251478,
+    32.23757513641601,
+    -0.6677994684545627,
+    128.101396110654,
+    -2.1511605111728263,
+    512.0739782733608,
+    -8.38891871571935,
+    2048.153902011011,
+    -33.461878873744965,
+    8192.595252645462,
+    -133.80485728977834,
+    32764.25384222952,
+    -535.297605413315,
+    131606.61283480877,
+    -2138.3617383755136,
+    496503.17020062514,
+    -8462.65084640629,
+    2887888.7201673817,
+    -42394.36319050712,
+];
 /// PSI_2_3: degree 16; max relative error of P: 1.69e-17 (exact arithmetic), 4.35e-16 (float64 coefficients and Horner).
 const PSI_2_3: [f64; 17] = [
     0.7031566406452432,
@@ -249,6 +272,9 @@ const COSPI: [f64; 8] = [
 /// (mpmath, in fit_special.py).
 const PSI_ROOT_HI: (f64, f64) = (1.4616321449683622, 1.4616321325302124);
 const PSI_ROOT_LO: (f64, f64) = (9.549995429965697e-17, 1.2438149938918909e-08);
+/// psi's first negative root x1 = -0.50408300826445540925... as hi + lo per type.
+const PSI_NEG_ROOT_HI: (f64, f64) = (-0.5040830082644554, -0.5040830373764038);
+const PSI_NEG_ROOT_LO: (f64, f64) = (-8.15428206243813e-18, 2.911194839933548e-08);
 /// log(2 pi) / 2 - 1/2, the constant of lgamma's Stirling formula written with (a - 1/2)(log a - 1).
 const HALF_LOG_TWO_PI_MINUS_HALF: f64 = 0.41893853320467274;
 /// log(2 pi) / 2 as hi + lo (scripts/exp_log_constants.py).
@@ -532,6 +558,24 @@ pub fn gammaln(b: &mut Block, x: &Value) -> Value {
     inf_at_poles(f, x, &r)
 }
 
+/// a - (hi + lo) for a root of psi split in two (per type), a near it: a - hi is exact.
+fn minus_root(f: &mut F, a: &Value, hi: PerType, lo: PerType) -> Value {
+    let hi = f.k(hi);
+    let lo = f.k(lo);
+    let d = f.sub(a, &hi);
+    // GPU compilers may fold two constants in a row (Mesa's turns (a - hi) - lo into
+    // a - (hi + lo), which is a - hi in f32, an absolute error of 1e-8 near the root): lo
+    // goes through a select on a run-time value there.
+    let lo = if f.f64() {
+        lo
+    } else {
+        let zero = f.c(0.0);
+        let a_nan = f.cmp(CmpF::Uno, a, a);
+        f.sel(&a_nan, &zero, &lo)
+    };
+    f.sub(&d, &lo)
+}
+
 /// (psi(a) for a > 0, psi(a + 1) for a < 1): below 2 from the fit around the root, whose
 /// variables at a + 1 are taken from a exactly.
 fn psi_positive(f: &mut F, a: &Value) -> Value {
@@ -542,22 +586,9 @@ fn psi_positive(f: &mut F, a: &Value) -> Value {
     let u_low = f.sub(a, &half);
     let u_high = f.sub(a, &three_halves);
     let u = f.sel(&below_one, &u_low, &u_high);
-    let root_minus_one = f.k((PSI_ROOT_HI.0 - 1.0, PSI_ROOT_HI.1 - 1.0));
-    let root = f.k(PSI_ROOT_HI);
-    let root_lo = f.k(PSI_ROOT_LO);
-    let c = f.sel(&below_one, &root_minus_one, &root);
-    // (a - hi) - lo: a - hi is exact. GPU compilers may fold two constants in a row
-    // (Mesa's turns (a - hi) - lo into a - (hi + lo), which is a - hi in f32, an absolute
-    // error of 1e-8 near the root): lo goes through a select on a run-time value there.
-    let d = f.sub(a, &c);
-    let root_lo = if f.f64() {
-        root_lo
-    } else {
-        let zero = f.c(0.0);
-        let a_nan = f.cmp(CmpF::Uno, a, a);
-        f.sel(&a_nan, &zero, &root_lo)
-    };
-    let d = f.sub(&d, &root_lo);
+    let d_low = minus_root(f, a, (PSI_ROOT_HI.0 - 1.0, PSI_ROOT_HI.1 - 1.0), PSI_ROOT_LO);
+    let d_high = minus_root(f, a, PSI_ROOT_HI, PSI_ROOT_LO);
+    let d = f.sel(&below_one, &d_low, &d_high);
     let p = poly(f, &PSI_NEAR_ROOT, &u);
     let pr = f.mul(&d, &p);
     let inv_a = f.div(&one, a);
@@ -650,6 +681,18 @@ pub fn psi(b: &mut Block, x: &Value) -> Value {
     let up = f.sub(&p, &sum);
     let up = f.sub(&up, &comp);
     let r = f.sel(&shift, &up, &r);
+    // Around the root x1 on (-1, 0) the reflection's terms (about 0.04 each) cancel to an
+    // absolute error near 1e-16, thousands of ulps of psi there (the C backend keeps its
+    // accuracy with a series about the root): the fit (x - x1) P(x + 1/2) instead.
+    let half = f.c(0.5);
+    let u = f.add(x, &half);
+    let au = f.abs(&u);
+    let eighth = f.c(0.125);
+    let near = f.cmp(CmpF::Ole, &au, &eighth);
+    let d = minus_root(f, x, PSI_NEG_ROOT_HI, PSI_NEG_ROOT_LO);
+    let p = poly(f, &PSI_NEG_ROOT, &u);
+    let around = f.mul(&d, &p);
+    let r = f.sel(&near, &around, &r);
     // Tiny negative x: -1/x (sin(pi x) could be subnormal there).
     let inv = f.div(&one, x);
     let minus_inv = f.neg(&inv);
