@@ -215,6 +215,18 @@ def test_runtime_shapes_that_do_not_fit_raise_value_error():
         f(np.ones((2, 3), dtype=F32), np.ones(4, dtype=F32))
 
 
+def test_linear_algebra_float32():
+    """The host loops of lower/linalg.rs on the device: a Cholesky factor, a general solve,
+    a determinant and an inverse in one function (four loops)."""
+    a = pt.matrix("a", dtype=F32)
+    b = vec("b")
+    rng = np.random.default_rng(11)
+    g = rng.normal(size=(6, 6))
+    m = (g @ g.T + 6 * np.eye(6)).astype(F32)
+    outs = [pt.linalg.cholesky(a), pt.linalg.solve(a, b), pt.linalg.det(a), pt.linalg.inv(a)]
+    vcheck([a, b], outs, [m, rng.normal(size=6).astype(F32)], rtol=1e-4, atol=1e-5)
+
+
 @pytest.mark.parametrize(
     "shapes",
     [

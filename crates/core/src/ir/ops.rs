@@ -75,6 +75,25 @@ pub enum Op {
     /// where their static size is 1 (PyTensor's rule).
     Blockwise { core: BlockwiseCore },
     // End of the BLAS block.
+    // Dense linear algebra (lower/linalg.rs).
+    /// `Cholesky`: the factor from the `lower` (else upper) triangle.
+    Cholesky { lower: bool },
+    /// `SolveTriangular`: `a x = b` from a's `lower` (else upper) triangle; `b_ndim` 1 or 2.
+    SolveTriangular { lower: bool, unit_diagonal: bool, b_ndim: usize },
+    /// `CholeskySolve`: `a x = b` given a's Cholesky factor (`lower`: c c^T = a).
+    CholeskySolve { lower: bool, b_ndim: usize },
+    /// `Solve`: `a x = b`, `assume_a` "gen", "sym", "her" or "pos" (the others refused
+    /// when lowered), reading a's `lower` triangle where symmetric.
+    Solve { assume_a: String, lower: bool, b_ndim: usize },
+    /// `Det`, `SLogDet` (sign and log|det|) and `MatrixInverse` of a square matrix.
+    Det,
+    SLogDet,
+    MatrixInverse,
+    /// `LUFactor`: getrf's (LU, pivots).
+    LUFactor,
+    /// `PivotToPermutations`: getrf's pivots as a permutation (`inverse`: its inverse).
+    PivotToPermutations { inverse: bool },
+    // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
     /// true; else the call raises `exception` (a Python class, `module.QualName`) with `msg`.
@@ -168,6 +187,10 @@ fn prop_idx_list(op: &ExportedOp) -> Result<Vec<IdxEntry>, String> {
             v => v.as_u64().map(|p| IdxEntry::Index(p as usize)).ok_or_else(|| format!("bad idx_list entry {v}")),
         })
         .collect()
+}
+
+fn prop_str(op: &ExportedOp, prop: &str) -> Result<String, String> {
+    op.props.get(prop).and_then(Value::as_str).map(str::to_string).ok_or_else(|| format!("prop {prop} is not a string"))
 }
 
 fn prop_bool(op: &ExportedOp, prop: &str) -> Result<bool, String> {
@@ -564,6 +587,24 @@ impl Op {
             }
             // Issue 4: BLAS and Blockwise.
             "BatchedDot" => Ok(Op::BatchedDot),
+            // Dense linear algebra.
+            "Cholesky" => Ok(Op::Cholesky { lower: prop_bool(op, "lower")? }),
+            "SolveTriangular" => Ok(Op::SolveTriangular {
+                lower: prop_bool(op, "lower")?,
+                unit_diagonal: prop_bool(op, "unit_diagonal")?,
+                b_ndim: prop_usize(op, "b_ndim")?,
+            }),
+            "CholeskySolve" => Ok(Op::CholeskySolve { lower: prop_bool(op, "lower")?, b_ndim: prop_usize(op, "b_ndim")? }),
+            "Solve" => Ok(Op::Solve {
+                assume_a: prop_str(op, "assume_a")?,
+                lower: prop_bool(op, "lower")?,
+                b_ndim: prop_usize(op, "b_ndim")?,
+            }),
+            "Det" => Ok(Op::Det),
+            "SLogDet" => Ok(Op::SLogDet),
+            "MatrixInverse" => Ok(Op::MatrixInverse),
+            "LUFactor" => Ok(Op::LUFactor),
+            "PivotToPermutations" => Ok(Op::PivotToPermutations { inverse: prop_bool(op, "inverse")? }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -702,6 +743,9 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "IncSubtensor", "AdvancedSubtensor1", "AdvancedIncSubtensor1", "AdvancedSubtensor", "AdvancedIncSubtensor",
     // Issue 4: BLAS and Blockwise.
     "BatchedDot", "Blockwise",
+    // Dense linear algebra.
+    "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
+    "PivotToPermutations",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

@@ -18,6 +18,7 @@ mod choose;
 mod construct;
 mod cumulative;
 mod inner;
+mod linalg;
 mod permute;
 mod pad;
 mod ravel;
@@ -81,11 +82,12 @@ pub struct Lowered {
     /// tensors (their constant pool is never initialized: the call fails with "source_buffer
     /// is null"), so these graphs are compiled for the full HAL instead.
     pub constant_tensors: bool,
-    /// Whether the graph holds a `FusionBarrier`: IREE 3.13's inline execution model
-    /// fails to compile an optimization barrier on a dispatch's result ("failed to
+    /// Whether the graph holds an optimization barrier (a `FusionBarrier`, or the start
+    /// of a loop in the host program: see lower/linalg.rs): IREE 3.13's inline execution
+    /// model fails to compile an optimization barrier on a dispatch's result ("failed to
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
-    pub fusion_barriers: bool,
+    pub optimization_barriers: bool,
     /// Whether an operation's destination may be an input's buffer (a scatter onto an
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
@@ -111,6 +113,8 @@ pub struct Context<'g> {
     refusal: Option<String>,
     /// See [`Lowered::writes_inputs`].
     writes_inputs: bool,
+    /// See [`Lowered::optimization_barriers`].
+    optimization_barriers: bool,
     /// See `Lowered::exceptions`.
     exceptions: Vec<String>,
 }
@@ -136,6 +140,15 @@ impl<'g> Context<'g> {
     pub fn destination(&mut self, value: &Value) -> Value {
         self.writes_inputs = true;
         value.clone()
+    }
+
+    /// `t` behind an optimization barrier (its dynamic dims tied to it): see
+    /// [`Lowered::optimization_barriers`].
+    pub fn barrier(&mut self, b: &mut mlir::Block, t: &Value) -> Value {
+        self.optimization_barriers = true;
+        let ty = t.tensor().clone();
+        let sizes: Vec<Value> = (0..ty.rank()).filter(|&a| ty.shape[a].is_none()).map(|a| b.tensor_dim(t, a)).collect();
+        b.optimization_barrier(t, &sizes)
     }
 
     /// The MLIR value of `v`, writing a constant's value where it is first used.
@@ -452,6 +465,17 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::BatchedDot => blas::batched_dot(cx, b, node, &name),
         Op::Blockwise { core } => blockwise::blockwise(cx, b, node, *core, &name),
         // End of the BLAS block.
+        Op::Cholesky { lower } => linalg::cholesky(cx, b, node, *lower),
+        Op::SolveTriangular { lower, unit_diagonal, b_ndim } => {
+            linalg::solve_triangular(cx, b, node, *lower, *unit_diagonal, *b_ndim)
+        }
+        Op::CholeskySolve { lower, b_ndim } => linalg::cholesky_solve(cx, b, node, *lower, *b_ndim),
+        Op::Solve { assume_a, lower, b_ndim } => linalg::solve(cx, b, node, assume_a, *lower, *b_ndim),
+        Op::Det => linalg::det(cx, b, node),
+        Op::SLogDet => linalg::slogdet(cx, b, node),
+        Op::MatrixInverse => linalg::matrix_inverse(cx, b, node),
+        Op::LUFactor => linalg::lu_factor(cx, b, node),
+        Op::PivotToPermutations { inverse } => linalg::pivot_to_permutations(cx, b, node, *inverse),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),
@@ -490,6 +514,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         int_values: vec![None; n],
         refusal: None,
         writes_inputs: false,
+        optimization_barriers: false,
         exceptions: Vec::new(),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
@@ -545,7 +570,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dim_exprs: cx.dim_exprs,
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
-        fusion_barriers: graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
+        optimization_barriers: cx.optimization_barriers || graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
         writes_inputs: cx.writes_inputs,
         exceptions: cx.exceptions,
     })

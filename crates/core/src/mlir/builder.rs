@@ -430,6 +430,50 @@ impl Block {
             .collect()
     }
 
+    /// `scf.for` from `lower` to `upper` by `step` (index values) over loop-carried values
+    /// (scalars or tensors): `body` gets the induction variable and the values and returns
+    /// the next ones. Returns the final values.
+    pub fn scf_for(
+        &mut self,
+        lower: &Value,
+        upper: &Value,
+        step: &Value,
+        inits: &[Value],
+        body: impl FnOnce(&mut Block, &Value, &[Value]) -> Vec<Value>,
+    ) -> Vec<Value> {
+        for bound in [lower, upper, step] {
+            assert_eq!(bound.scalar(), ScalarType::Index, "scf.for bounds must be index values");
+        }
+        let types = join_types(inits);
+        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let iv = Value { name: inner.fresh(), ty: ScalarType::Index.into() };
+        let args: Vec<Value> = inits.iter().map(|v| Value { name: inner.fresh(), ty: v.ty.clone() }).collect();
+        let next = body(&mut inner, &iv, &args);
+        assert_eq!(join_types(&next), types, "scf.for body must yield the loop-carried types");
+        inner.line(&format!("scf.yield {} : {types}", join_names(&next)));
+        let name = self.fresh();
+        let head = if inits.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", inits.len()) };
+        let bound: Vec<String> = args.iter().zip(inits).map(|(a, i)| format!("{} = {}", a.name, i.name)).collect();
+        self.line(&format!(
+            "{head}scf.for {} = {} to {} step {} iter_args({}) -> ({types}) {{",
+            iv.name,
+            lower.name,
+            upper.name,
+            step.name,
+            bound.join(", ")
+        ));
+        self.text.push_str(&inner.text);
+        self.line("}");
+        inits
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Value {
+                name: if inits.len() == 1 { name.clone() } else { format!("{name}#{i}") },
+                ty: v.ty.clone(),
+            })
+            .collect()
+    }
+
     pub fn tensor_dim(&mut self, t: &Value, axis: usize) -> Value {
         let c = self.constant_index(axis as i64);
         self.def(ScalarType::Index.into(), format!("tensor.dim {}, {} : {}", t.name, c.name, t.ty))

@@ -1,0 +1,236 @@
+"""Dense linear algebra (lower/linalg.rs): Cholesky, SolveTriangular, CholeskySolve, Solve,
+Det, SLogDet, MatrixInverse, LUFactor and PivotToPermutations, compared with the C backend
+(whose `perform` calls LAPACK through scipy and numpy) on the same inputs: several sizes
+through one compiled function, both dtypes, the triangle each routine reads, the failures
+PyTensor turns into NaN, the errors it raises, and gradients (a multivariate normal's
+log-density, a determinant, an inverse, a solve)."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.linalg import lu_factor
+from pytensor.tensor.linalg.decomposition.lu import pivot_to_permutation
+
+import pytensor_mlir
+from conftest import C, MLIR, assert_same, check, compile_both
+
+FLOATS = ["float64", "float32"]
+SIZES = [1, 2, 5, 17]
+
+
+def tol(dtype):
+    """LAPACK sums in another order (blocked) than ours: a few ulps of the condition."""
+    return dict(rtol=2e-3, atol=2e-4) if dtype == "float32" else dict(rtol=1e-9, atol=1e-11)
+
+
+def spd(rng, n, dtype="float64"):
+    g = rng.normal(size=(n, n))
+    return (g @ g.T + n * np.eye(n)).astype(dtype)
+
+
+def general(rng, n, dtype="float64"):
+    return (rng.normal(size=(n, n)) + 2 * np.eye(n)).astype(dtype)
+
+
+def run_sizes(inputs, outputs, make_values, dtype, sizes=SIZES):
+    """One compile per mode, every size through it, each output compared."""
+    before = pytensor_mlir.compiler_invocations()
+    f, ref = compile_both(inputs, outputs)
+    for n in sizes:
+        values = make_values(n)
+        got, want = f(*values), ref(*values)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, err_msg=f"output {i} at n={n}", **tol(dtype))
+    assert pytensor_mlir.compiler_invocations() == before + 1
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cholesky_both_triangles(dtype):
+    a = pt.matrix("a", dtype=dtype)
+    rng = np.random.default_rng(0)
+    # Garbage in the triangle a routine does not read: potrf ignores it, and so must we.
+    def values(n):
+        m = spd(rng, n, dtype)
+        return [m + np.triu(rng.normal(size=(n, n)), 1).astype(dtype)]
+
+    run_sizes([a], [pt.linalg.cholesky(a), pt.linalg.cholesky(a.T, lower=False)], values, dtype)
+
+
+def test_cholesky_failures_give_nan_like_the_c_backend():
+    a = pt.dmatrix("a")
+    f, ref = compile_both([a], pt.linalg.cholesky(a))
+    rng = np.random.default_rng(1)
+    m = spd(rng, 4)
+    not_pd = m.copy()
+    not_pd[2, 2] = -1.0
+    with_nan = m.copy()
+    with_nan[3, 0] = np.nan
+    for v in [not_pd, with_nan, np.zeros((3, 3)), np.zeros((0, 0)), np.array([[4.0]])]:
+        assert_same(f(v), ref(v), err_msg=repr(v))
+    assert np.isnan(f(not_pd)).all()
+
+
+def test_non_square_raises_value_error():
+    a = pt.dmatrix("a")
+    b = pt.dvector("b")
+    for out, vals in [
+        (pt.linalg.cholesky(a), [np.ones((2, 3))]),
+        (pt.linalg.det(a), [np.ones((2, 3))]),
+        (pt.linalg.inv(a), [np.ones((3, 2))]),
+    ]:
+        f = pytensor.function([a], out, mode=MLIR)
+        with pytest.raises(ValueError):
+            f(*vals)
+    for solve in [pt.linalg.solve(a, b), pt.linalg.solve_triangular(a, b, lower=True), pt.linalg.cho_solve((a, True), b)]:
+        f, ref = compile_both([a, b], solve)
+        for vals in [(np.eye(3), np.ones(2)), (np.ones((3, 2)), np.ones(3))]:
+            with pytest.raises(ValueError):
+                ref(*vals)
+            with pytest.raises(ValueError):
+                f(*vals)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("b_ndim", [1, 2])
+def test_solve_triangular_every_form(dtype, b_ndim):
+    a = pt.matrix("a", dtype=dtype)
+    b = pt.tensor("b", dtype=dtype, shape=(None,) * b_ndim)
+    rng = np.random.default_rng(2)
+    outs = [
+        pt.linalg.solve_triangular(a, b, lower=True),
+        pt.linalg.solve_triangular(a, b, lower=False),
+        pt.linalg.solve_triangular(a, b, lower=True, trans=1),
+        pt.linalg.solve_triangular(a, b, lower=False, unit_diagonal=True),
+    ]
+
+    def values(n):
+        rhs = rng.normal(size=(n,) if b_ndim == 1 else (n, 3)).astype(dtype)
+        return [general(rng, n, dtype), rhs]
+
+    run_sizes([a, b], outs, values, dtype)
+
+
+def test_solve_triangular_singular_gives_nan_and_mixed_dtypes():
+    a = pt.dmatrix("a")
+    b = pt.fvector("b")
+    ai = pt.lmatrix("ai")
+    rng = np.random.default_rng(3)
+    m = np.tril(general(rng, 4))
+    singular = m.copy()
+    singular[1, 1] = 0.0
+    rhs = rng.normal(size=4).astype("float32")
+    check([a, b], pt.linalg.solve_triangular(a, b, lower=True), [singular, rhs])
+    check([a, b], pt.linalg.solve_triangular(a, b, lower=True, unit_diagonal=True), [singular, rhs], rtol=1e-12)
+    check([ai, b], pt.linalg.solve_triangular(ai, b, lower=True), [np.array([[2, 0], [1, 4]]), rhs[:2]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_cho_solve_and_solve(dtype):
+    a = pt.matrix("a", dtype=dtype)
+    c = pt.matrix("c", dtype=dtype)
+    b = pt.matrix("b", dtype=dtype)
+    rng = np.random.default_rng(4)
+    outs = [
+        pt.linalg.cho_solve((c, True), b),
+        pt.linalg.cho_solve((c.T, False), b),
+        pt.linalg.solve(a, b),
+        pt.linalg.solve(a, b, assume_a="sym"),
+        pt.linalg.solve(a, b, assume_a="pos", lower=True),
+        pt.linalg.solve(a.T, b, assume_a="pos", lower=False),
+    ]
+
+    def values(n):
+        m = spd(rng, n, dtype)
+        # Garbage above a's diagonal: "gen" solves the matrix as it is, the symmetric and
+        # positive definite solves read its lower triangle only (a.T's upper one).
+        a_value = m + np.triu(rng.normal(size=(n, n)), 1).astype(dtype)
+        return [a_value, np.linalg.cholesky(m).astype(dtype), rng.normal(size=(n, 2)).astype(dtype)]
+
+    run_sizes([a, c, b], outs, values, dtype)
+
+
+def test_solve_failures_give_nan():
+    a = pt.dmatrix("a")
+    b = pt.dvector("b")
+    rng = np.random.default_rng(5)
+    rhs = rng.normal(size=4)
+    not_pd = spd(rng, 4)
+    not_pd[0, 0] = -5.0
+    # PyTensor's perform returns np.full(a.shape, nan) for a vector b; the result's type is
+    # a vector, which is what we return (NaN of b's shape).
+    for out, m in [(pt.linalg.solve(a, b), np.zeros((4, 4))), (pt.linalg.solve(a, b, assume_a="pos"), not_pd)]:
+        got = pytensor.function([a, b], out, mode=MLIR)(m, rhs)
+        assert got.shape == (4,) and np.isnan(got).all()
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_det_slogdet_inverse(dtype):
+    a = pt.matrix("a", dtype=dtype)
+    rng = np.random.default_rng(6)
+    sign, logdet = pt.linalg.slogdet(a)
+    run_sizes([a], [pt.linalg.det(a), sign, logdet, pt.linalg.inv(a)], lambda n: [rng.normal(size=(n, n)).astype(dtype)], dtype)
+
+
+def test_det_slogdet_of_singular_and_empty_matrices():
+    a = pt.dmatrix("a")
+    sign, logdet = pt.linalg.slogdet(a)
+    f, ref = compile_both([a], [pt.linalg.det(a), sign, logdet])
+    rng = np.random.default_rng(7)
+    rank_two = rng.normal(size=(3, 2)) @ rng.normal(size=(2, 3))
+    rank_two[:, 2] = rank_two[:, 0] + rank_two[:, 1]
+    for v in [np.zeros((3, 3)), np.zeros((0, 0)), np.array([[0.0, 1.0], [1.0, 0.0]]), np.diag([-1.0, 2.0, -3.0])]:
+        for g, w in zip(f(v), ref(v)):
+            assert_same(g, w, rtol=1e-12, atol=1e-300, err_msg=repr(v))
+
+
+def test_inverse_of_a_singular_matrix_raises_linalg_error():
+    a = pt.dmatrix("a")
+    f, ref = compile_both([a], pt.linalg.inv(a))
+    for v in [np.zeros((3, 3)), np.ones((2, 2))]:
+        with pytest.raises(np.linalg.LinAlgError):
+            ref(v)
+        with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+            f(v)
+    assert_same(f(np.eye(3) * 2), ref(np.eye(3) * 2))
+
+
+def test_lu_factor_and_permutations():
+    a = pt.dmatrix("a")
+    lu, piv = lu_factor(a)
+    outs = [lu, piv, pivot_to_permutation(piv, inverse=True), pivot_to_permutation(piv, inverse=False)]
+    rng = np.random.default_rng(8)
+    run_sizes([a], outs, lambda n: [rng.normal(size=(n, n))], "float64")
+    f, ref = compile_both([a], outs)
+    for v in [np.zeros((3, 3)), np.zeros((0, 0))]:
+        for g, w in zip(f(v), ref(v)):
+            assert_same(g, w, err_msg=repr(v))
+
+
+def test_several_factorizations_in_one_function():
+    """Independent loops in one function (two factorizations of different shapes, both
+    triangles of one matrix): what IREE 3.13 miscompiled before the loops' barriers."""
+    a = pt.dmatrix("a")
+    b = pt.dmatrix("b")
+    rng = np.random.default_rng(9)
+    m = spd(rng, 5)
+    outs = [pt.linalg.inv(a), pt.linalg.det(a), pt.linalg.solve(a + 1, b), pt.linalg.cholesky(a),
+            pt.linalg.cholesky(a, lower=False)]  # fmt: skip
+    check([a, b], outs, [m, rng.normal(size=(5, 3))], rtol=1e-9, atol=1e-12)
+
+
+def test_gradients_like_the_c_backend():
+    a = pt.dmatrix("a")
+    x = pt.dvector("x")
+    rng = np.random.default_rng(10)
+    chol = pt.linalg.cholesky(a)
+    z = pt.linalg.solve_triangular(chol, x, lower=True)
+    mvn = -0.5 * pt.sum(z**2) - pt.sum(pt.log(pt.diag(chol)))
+    cost = mvn + pt.linalg.det(a) + pt.sum(pt.linalg.inv(a)) + pt.linalg.slogdet(a)[1] + pt.sum(pt.linalg.solve(a, x) ** 2)
+    check([a, x], [cost, *pytensor.grad(cost, [a, x])], [spd(rng, 4), rng.normal(size=4)], rtol=1e-8, atol=1e-10)
+
+
+def test_batched_linear_algebra_is_refused_by_name():
+    a = pt.tensor3("a")
+    with pytest.raises(NotImplementedError, match="Cholesky"):
+        pytensor.function([a], pt.linalg.cholesky(a), mode=MLIR)
