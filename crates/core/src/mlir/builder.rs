@@ -249,6 +249,24 @@ fn join_types(values: &[Value]) -> String {
     values.iter().map(|v| v.ty.to_string()).collect::<Vec<_>>().join(", ")
 }
 
+/// `%name = `, or `%name:N = ` for an op of several results.
+fn results_head(name: &str, count: usize) -> String {
+    if count == 1 {
+        format!("{name} = ")
+    } else {
+        format!("{name}:{count} = ")
+    }
+}
+
+/// The results of the op named `name`, of these types: `%name`, or `%name#i` each.
+fn results(name: &str, types: impl ExactSizeIterator<Item = Type>) -> Vec<Value> {
+    let count = types.len();
+    types
+        .enumerate()
+        .map(|(i, ty)| Value { name: if count == 1 { name.to_string() } else { format!("{name}#{i}") }, ty })
+        .collect()
+}
+
 impl Block {
     fn new(indent: usize, counter: Rc<Cell<usize>>) -> Block {
         Block { text: String::new(), indent, counter }
@@ -411,7 +429,7 @@ impl Block {
         after.line(&format!("scf.yield {} : {types}", join_names(&next)));
 
         let name = self.fresh();
-        let head = if inits.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", inits.len()) };
+        let head = results_head(&name, inits.len());
         let bound: Vec<String> = before_args.iter().zip(inits).map(|(a, i)| format!("{} = {}", a.name, i.name)).collect();
         self.line(&format!("{head}scf.while ({}) : ({types}) -> ({types}) {{", bound.join(", ")));
         self.text.push_str(&before.text);
@@ -420,14 +438,7 @@ impl Block {
         self.line(&format!("^bb0({}):", after_decl.join(", ")));
         self.text.push_str(&after.text);
         self.line("}");
-        inits
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Value {
-                name: if inits.len() == 1 { name.clone() } else { format!("{name}#{i}") },
-                ty: v.ty.clone(),
-            })
-            .collect()
+        results(&name, inits.iter().map(|v| v.ty.clone()))
     }
 
     /// `scf.for` from `lower` to `upper` by `step` (index values) over loop-carried values
@@ -452,7 +463,7 @@ impl Block {
         assert_eq!(join_types(&next), types, "scf.for body must yield the loop-carried types");
         inner.line(&format!("scf.yield {} : {types}", join_names(&next)));
         let name = self.fresh();
-        let head = if inits.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", inits.len()) };
+        let head = results_head(&name, inits.len());
         let bound: Vec<String> = args.iter().zip(inits).map(|(a, i)| format!("{} = {}", a.name, i.name)).collect();
         self.line(&format!(
             "{head}scf.for {} = {} to {} step {} iter_args({}) -> ({types}) {{",
@@ -464,14 +475,7 @@ impl Block {
         ));
         self.text.push_str(&inner.text);
         self.line("}");
-        inits
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Value {
-                name: if inits.len() == 1 { name.clone() } else { format!("{name}#{i}") },
-                ty: v.ty.clone(),
-            })
-            .collect()
+        results(&name, inits.iter().map(|v| v.ty.clone()))
     }
 
     pub fn tensor_dim(&mut self, t: &Value, axis: usize) -> Value {
@@ -555,7 +559,7 @@ impl Block {
 
         let result_types: Vec<String> = outs.iter().map(|o| o.ty.to_string()).collect();
         let name = self.fresh();
-        let mut head = if outs.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", outs.len()) };
+        let mut head = results_head(&name, outs.len());
         head.push_str("linalg.generic ");
         head.push_str(&attrs);
         if !ins.is_empty() {
@@ -572,14 +576,7 @@ impl Block {
             format!("}} -> ({})", result_types.join(", "))
         };
         self.line(&tail);
-        Ok(outs
-            .iter()
-            .enumerate()
-            .map(|(i, o)| Value {
-                name: if outs.len() == 1 { name.clone() } else { format!("{name}#{i}") },
-                ty: o.ty.clone(),
-            })
-            .collect())
+        Ok(results(&name, outs.iter().map(|o| o.ty.clone())))
     }
 
     /// `iree_linalg_ext.scatter`: row `i` of `indices` (an `N x depth` integer tensor)
@@ -759,20 +756,13 @@ impl Block {
             branches.push(inner.text);
         }
         let name = self.fresh();
-        let head = if types.len() == 1 { format!("{name} = ") } else { format!("{name}:{} = ", types.len()) };
+        let head = results_head(&name, types.len());
         self.line(&format!("{head}scf.if {} -> ({type_list}) {{", cond.name));
         self.text.push_str(&branches[0]);
         self.line("} else {");
         self.text.push_str(&branches[1]);
         self.line("}");
-        types
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Value {
-                name: if types.len() == 1 { name.clone() } else { format!("{name}#{i}") },
-                ty: (*t).into(),
-            })
-            .collect()
+        results(&name, types.iter().map(|&t| t.into()))
     }
 
     /// `tensor.extract_slice` with unit strides; the result's dims are static where the
