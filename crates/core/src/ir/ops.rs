@@ -158,10 +158,37 @@ fn prop_fortran(op: &ExportedOp) -> Result<bool, String> {
 }
 
 /// The core ops a `Blockwise` is lowered for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum BlockwiseCore {
     /// `Dot` (matmul, signature `(m,k),(k,n)->(m,n)`): `pt.matmul` and vectorized dots.
     Dot,
+    /// Any other core op with a rule, applied batch by batch in a loop; the gufunc
+    /// signature's dim names per input and output (`(m,m),(m)->(m)`).
+    Looped { core: Box<Op>, inputs: Vec<Vec<String>>, outputs: Vec<Vec<String>> },
+}
+
+/// A gufunc signature `(m,n),(n)->(m),()` as dim names per input and per output.
+fn parse_signature(s: &str) -> Result<(Vec<Vec<String>>, Vec<Vec<String>>), String> {
+    let bad = || format!("a gufunc signature {s:?} not of the form (a,b),(c)->(d)");
+    let side = |part: &str| -> Result<Vec<Vec<String>>, String> {
+        let part = part.trim();
+        if part.is_empty() {
+            return Ok(Vec::new());
+        }
+        let inner = part.strip_prefix('(').and_then(|p| p.strip_suffix(')')).ok_or_else(bad)?;
+        inner
+            .split("),(")
+            .map(|dims| {
+                let dims = dims.trim();
+                if dims.contains(['(', ')']) {
+                    return Err(bad());
+                }
+                Ok(if dims.is_empty() { Vec::new() } else { dims.split(',').map(|d| d.trim().to_string()).collect() })
+            })
+            .collect()
+    };
+    let (ins, outs) = s.split_once("->").ok_or_else(bad)?;
+    Ok((side(ins)?, side(outs)?))
 }
 
 /// An entry of a `Subtensor`'s `idx_list`: positions among the index inputs (after the
@@ -609,11 +636,12 @@ impl Op {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
                     "Dot" => Ok(Op::Blockwise { core: BlockwiseCore::Dot }),
-                    _ => Err(format!(
-                        "Blockwise{{{}}}: no lowering rule for its core op {} (Blockwise is lowered for Dot only)",
-                        core.type_name,
-                        core.describe()
-                    )),
+                    _ => {
+                        let core_op = Op::parse(&core).map_err(|why| format!("Blockwise{{{}}}: its core op {}: {why}", core.type_name, core.describe()))?;
+                        let signature = op.props.get("signature").and_then(Value::as_str).ok_or("prop signature is not a string")?;
+                        let (inputs, outputs) = parse_signature(signature)?;
+                        Ok(Op::Blockwise { core: BlockwiseCore::Looped { core: Box::new(core_op), inputs, outputs } })
+                    }
                 }
             }
             // End of the BLAS block.

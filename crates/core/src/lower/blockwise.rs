@@ -2,10 +2,14 @@
 //! (a batch dim broadcasts only where its static size is 1; other sizes must agree, and
 //! are checked before the call like `Elemwise`'s).
 //!
-//! Lowered for the core ops whose batched form is one linalg op: `Dot` (`pt.matmul`,
-//! vectorized dots), a contraction over the batch dims. Any other core op is refused at
-//! parse time, naming it (`Blockwise{Det}` ...): a generic per-batch loop around an
-//! arbitrary core rule is not built.
+//! `Dot` (`pt.matmul`, vectorized dots) is one linalg op, a contraction over the batch
+//! dims. Any other core op with a rule of its own (`Blockwise{Cholesky}`, `{Det}`,
+//! `{SolveTriangular}`, ...) is a loop in the host program over the batch elements, in
+//! C order, each step the core rule on one element's slices, its result inserted at its
+//! batch position: one loop per output (IREE 3.13 returned wrong buffers for the later
+//! results of a loop carrying several, see linalg.rs). A core rule that raises at run
+//! time (a flag computed inside the loop) is refused by name, and so is a core op whose
+//! own rule refuses.
 //!
 //! In the MLIR mode's own rewrites a `Blockwise{Dot}` rarely survives: PyTensor turns
 //! matmuls with equal batch patterns into `BatchedDot` and moves broadcast batch dims into
@@ -14,15 +18,195 @@
 //! or in graphs built after rewriting.
 
 use super::shapes::Dim;
-use super::{scalar, tensor_type, Context};
+use super::{inner, scalar, tensor_type, Context};
 use crate::dtype::DType;
-use crate::ir::{BlockwiseCore, Node};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, IteratorType};
+use crate::ir::{BlockwiseCore, Graph, Node, Op, TensorType as IrType, Variable};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, IndexArg, IteratorType, Value};
 
-pub fn blockwise(cx: &mut Context, b: &mut Block, node: &Node, core: BlockwiseCore, name: &str) -> Result<(), String> {
+pub fn blockwise(cx: &mut Context, b: &mut Block, node: &Node, core: &BlockwiseCore, name: &str) -> Result<(), String> {
     match core {
         BlockwiseCore::Dot => matmul(cx, b, node, name),
+        BlockwiseCore::Looped { core, inputs, outputs } => looped(cx, b, node, core, inputs, outputs, name),
     }
+}
+
+/// The one-node graph of the core op on one batch element: inputs 0.., then outputs.
+fn core_graph(core: &Op, ins: &[IrType], outs: &[IrType]) -> Graph {
+    let variable = |ty: &IrType| Variable { ty: ty.clone(), name: None, constant: None, is_none: false };
+    let n = ins.len();
+    Graph {
+        variables: ins.iter().chain(outs).map(variable).collect(),
+        inputs: (0..n).collect(),
+        outputs: (n..n + outs.len()).collect(),
+        nodes: vec![Node { op: core.clone(), inputs: (0..n).collect(), outputs: (n..n + outs.len()).collect() }],
+    }
+}
+
+/// The reassociation that merges the `batch` leading unit dims of a rank `batch + core`
+/// tensor into the first core dim (a 0-d core: every dim merged away).
+fn batch_groups(batch: usize, core: usize) -> Vec<Vec<usize>> {
+    if core == 0 {
+        return Vec::new();
+    }
+    let mut groups = vec![(0..=batch).collect::<Vec<_>>()];
+    groups.extend((batch + 1..batch + core).map(|d| vec![d]));
+    groups
+}
+
+#[allow(clippy::too_many_arguments)]
+fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec<String>], sig_out: &[Vec<String>], name: &str) -> Result<(), String> {
+    if sig_in.len() != node.inputs.len() || sig_out.len() != node.outputs.len() {
+        return Err(format!("{name}: a signature of {} inputs and {} outputs", sig_in.len(), sig_out.len()));
+    }
+    let in_tys: Vec<IrType> = node.inputs.iter().map(|&v| cx.graph.ty(v).clone()).collect();
+    let out_tys: Vec<IrType> = node.outputs.iter().map(|&v| cx.graph.ty(v).clone()).collect();
+    let batch = out_tys[0].ndim().checked_sub(sig_out[0].len()).ok_or("an output of fewer dims than its core")?;
+    for (ty, sig) in in_tys.iter().zip(sig_in).chain(out_tys.iter().zip(sig_out)) {
+        if ty.ndim() != batch + sig.len() {
+            return Err(format!("{name}: operands of {batch} batch dims and one of {} dims for a core of {}", ty.ndim(), sig.len()));
+        }
+    }
+    let values: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
+    let in_dims: Vec<Vec<Dim>> = node.inputs.iter().map(|&v| cx.dims(v)).collect();
+    // Batch dims: the inputs that do not broadcast there (static 1) agree; the first
+    // gives the size.
+    let mut dims: Vec<Dim> = Vec::with_capacity(batch);
+    let mut sizes: Vec<Value> = Vec::with_capacity(batch);
+    for j in 0..batch {
+        let mut from: Option<(Dim, usize)> = None;
+        for (i, ty) in in_tys.iter().enumerate() {
+            if ty.broadcastable(j) {
+                continue;
+            }
+            match from {
+                None => from = Some((in_dims[i][j], i)),
+                Some((first, _)) => cx.require_equal(first, in_dims[i][j], name),
+            }
+        }
+        match from {
+            Some((d, i)) => {
+                dims.push(d);
+                sizes.push(b.tensor_dim(&values[i], j));
+            }
+            None => {
+                dims.push(Dim::Static(1));
+                sizes.push(b.constant_index(1));
+            }
+        }
+    }
+    // A core dim by its name: the first input that has it.
+    let named = |b: &mut Block, letter: &str| -> Result<(Dim, Value), String> {
+        for (i, sig) in sig_in.iter().enumerate() {
+            if let Some(a) = sig.iter().position(|l| l == letter) {
+                return Ok((in_dims[i][batch + a], b.tensor_dim(&values[i], batch + a)));
+            }
+        }
+        Err(format!("{name}: output dim {letter} is not an input's"))
+    };
+    let mut out_core: Vec<Vec<(Dim, Value)>> = Vec::new();
+    for sig in sig_out {
+        out_core.push(sig.iter().map(|l| named(b, l)).collect::<Result<_, _>>()?);
+    }
+    let mut count = b.constant_index(1);
+    for s in &sizes {
+        count = b.arith(Arith::MulI, &count, s);
+    }
+    let core_in: Vec<IrType> = in_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
+    let core_out: Vec<IrType> = out_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
+    let graph = core_graph(core, &core_in, &core_out);
+    for (k, &out) in node.outputs.iter().enumerate() {
+        let full_ty = IrType { dtype: out_tys[k].dtype, shape: vec![None; batch + sig_out[k].len()] };
+        let mut all_sizes = sizes.clone();
+        all_sizes.extend(out_core[k].iter().map(|(_, v)| v.clone()));
+        let empty = b.tensor_empty(tensor_type(&full_ty), &all_sizes);
+        let zero = scalar::scalar_constant(b, full_ty.dtype, &vec![0u8; full_ty.dtype.byte_size()])?;
+        let start = b.linalg_fill(&zero.value, &empty);
+        let start = cx.barrier(b, &start);
+        let (first, step) = (b.constant_index(0), b.constant_index(1));
+        let mut failed = None;
+        let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
+            match batch_step(cx, body, &graph, i, &args[0], k, &values, &in_tys, &in_dims, &sizes, batch, name) {
+                Ok(next) => vec![next],
+                Err(e) => {
+                    failed = Some(e);
+                    args.to_vec()
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        let want = tensor_type(&out_tys[k]);
+        let result = if *r[0].tensor() == want { r[0].clone() } else { b.tensor_cast(&r[0], want) };
+        let mut out_dims = dims.clone();
+        out_dims.extend(out_core[k].iter().map(|(d, _)| *d));
+        cx.define(out, result, out_dims);
+    }
+    Ok(())
+}
+
+/// One batch element `i` (flat, C order) of `looped`'s loop for output `k`: the inputs'
+/// slices there (index 0 on their broadcast batch dims), the core graph lowered on
+/// them, its output `k` inserted into `into`.
+#[allow(clippy::too_many_arguments)]
+fn batch_step(
+    cx: &mut Context,
+    b: &mut Block,
+    graph: &Graph,
+    i: &Value,
+    into: &Value,
+    k: usize,
+    values: &[Value],
+    in_tys: &[IrType],
+    in_dims: &[Vec<Dim>],
+    sizes: &[Value],
+    batch: usize,
+    name: &str,
+) -> Result<Value, String> {
+    let mut index = vec![i.clone(); batch];
+    let mut rest = i.clone();
+    for j in (0..batch).rev() {
+        index[j] = b.arith(Arith::RemUI, &rest, &sizes[j]);
+        rest = b.arith(Arith::DivUI, &rest, &sizes[j]);
+    }
+    let mut bound = Vec::with_capacity(values.len());
+    for (n, (v, ty)) in values.iter().zip(in_tys).enumerate() {
+        let core = ty.ndim() - batch;
+        let mut offsets: Vec<IndexArg> = (0..batch).map(|j| if ty.broadcastable(j) { IndexArg::Const(0) } else { IndexArg::Dyn(index[j].clone()) }).collect();
+        offsets.extend((0..core).map(|_| IndexArg::Const(0)));
+        let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
+        for a in batch..ty.ndim() {
+            lens.push(match ty.shape[a] {
+                Some(s) => IndexArg::Const(s as i64),
+                None => IndexArg::Dyn(b.tensor_dim(v, a)),
+            });
+        }
+        let slice = b.tensor_extract_slice(v, &offsets, &lens);
+        let element = b.tensor_collapse(&slice, &batch_groups(batch, core));
+        let want = tensor_type(&graph.variables[n].ty);
+        let element = if *element.tensor() == want { element } else { b.tensor_cast(&element, want) };
+        bound.push((n, element, in_dims[n][batch..].to_vec(), None));
+    }
+    let checks = cx.checks.len();
+    let outs = inner::lower_graph(cx, b, graph, bound)?;
+    if cx.checks.len() != checks {
+        return Err(format!("{name}: its core op raises at run time, which a batch loop does not carry out"));
+    }
+    let (value, _, _, ty) = outs.into_iter().nth(k).ok_or("the core graph has fewer outputs")?;
+    let core = ty.ndim();
+    let mut shape: Vec<Option<u64>> = vec![Some(1); batch];
+    let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
+    for a in 0..core {
+        shape.push(value.tensor().shape[a]);
+        lens.push(match value.tensor().shape[a] {
+            Some(s) => IndexArg::Const(s as i64),
+            None => IndexArg::Dyn(b.tensor_dim(&value, a)),
+        });
+    }
+    let expanded = b.tensor_expand(&value, &batch_groups(batch, core), crate::mlir::TensorType::new(shape, value.tensor().element), &lens);
+    let mut offsets: Vec<IndexArg> = index.into_iter().map(IndexArg::Dyn).collect();
+    offsets.extend((0..core).map(|_| IndexArg::Const(0)));
+    Ok(b.tensor_insert_slice(&expanded, into, &offsets))
 }
 
 /// `Blockwise{Dot}`: `out[..., m, n] = sum_k x[..., m, k] * y[..., k, n]` as one

@@ -3,9 +3,10 @@
 //! lowering's shape checks, run-time checks and derived dims, so a dim of the outer graph
 //! stays the same dim inside (and a check the inner graph needs runs before the call).
 
-use super::{lower_node, op_name, tensor_type, Context};
-use crate::ir::{Graph, Node};
-use crate::mlir::Block;
+use super::shapes::Dim;
+use super::{lower_node, op_name, tensor_type, Context, IntValue};
+use crate::ir::{Graph, Node, TensorType, VarId};
+use crate::mlir::{Block, Value};
 
 pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph) -> Result<(), String> {
     if inner.inputs.len() != node.inputs.len() || inner.outputs.len() != node.outputs.len() {
@@ -30,6 +31,35 @@ pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph
         }
         bound.push((iv, v, cx.dims(outer), cx.int_values(outer)));
     }
+    let outputs = lower_graph(cx, b, inner, bound)?;
+    for (&o, (mut v, dims, known, i_ty)) in node.outputs.iter().zip(outputs) {
+        let o_ty = cx.graph.ty(o).clone();
+        if tensor_type(&o_ty) != tensor_type(&i_ty) {
+            if o_ty.dtype != i_ty.dtype || o_ty.ndim() != i_ty.ndim() {
+                return Err(format!("an inner output of type {i_ty:?} for an output of type {o_ty:?}"));
+            }
+            v = b.tensor_cast(&v, tensor_type(&o_ty));
+        }
+        cx.define(o, v, dims);
+        if let Some(k) = known {
+            cx.set_int_values(o, k);
+        }
+    }
+    Ok(())
+}
+
+/// An inner graph's output as lowered: value, dims, known integer values, inner type.
+pub(super) type InnerOutput = (Value, Vec<Dim>, Option<Vec<IntValue>>, TensorType);
+
+/// Lowers `inner` in place with its inputs bound to (variable, value, dims, known
+/// integer values), sharing the outer lowering's checks and derived dims; returns its
+/// outputs.
+pub(super) fn lower_graph(
+    cx: &mut Context,
+    b: &mut Block,
+    inner: &Graph,
+    bound: Vec<(VarId, Value, Vec<Dim>, Option<Vec<IntValue>>)>,
+) -> Result<Vec<InnerOutput>, String> {
     let n = inner.variables.len();
     let mut icx = Context {
         graph: inner,
@@ -50,7 +80,7 @@ pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph
             icx.set_int_values(iv, k);
         }
     }
-    let mut result = Ok(Vec::new());
+    let mut result: Result<Vec<InnerOutput>, String> = Ok(Vec::new());
     for inner_node in &inner.nodes {
         if let Err(e) = lower_node(&mut icx, b, inner_node) {
             result = Err(format!("inner {}: {e}", op_name(inner_node)));
@@ -74,18 +104,5 @@ pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph
     cx.exceptions = icx.exceptions;
     cx.writes_inputs = icx.writes_inputs;
     cx.optimization_barriers = icx.optimization_barriers;
-    for (&o, (mut v, dims, known, i_ty)) in node.outputs.iter().zip(result?) {
-        let o_ty = cx.graph.ty(o).clone();
-        if tensor_type(&o_ty) != tensor_type(&i_ty) {
-            if o_ty.dtype != i_ty.dtype || o_ty.ndim() != i_ty.ndim() {
-                return Err(format!("an inner output of type {i_ty:?} for an output of type {o_ty:?}"));
-            }
-            v = b.tensor_cast(&v, tensor_type(&o_ty));
-        }
-        cx.define(o, v, dims);
-        if let Some(k) = known {
-            cx.set_int_values(o, k);
-        }
-    }
-    Ok(())
+    result
 }

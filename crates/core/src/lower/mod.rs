@@ -25,7 +25,7 @@ mod ravel;
 mod sort;
 // End of the tensor-ops block.
 
-use crate::ir::{Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
+use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
 use crate::DType;
 use crate::mlir::{self, Block, Function, Type, Value};
 use shapes::{Dim, DimExpr, ShapeCheck};
@@ -283,6 +283,9 @@ impl<'g> Context<'g> {
 fn op_name(node: &Node) -> String {
     match &node.op {
         Op::Elemwise(s) => format!("Elemwise{{{}}}", elemwise::scalar_name(s)),
+        Op::Blockwise { core: BlockwiseCore::Looped { core, .. } } => {
+            format!("Blockwise{{{}}}", op_name(&Node { op: (**core).clone(), inputs: vec![], outputs: vec![] }))
+        }
         Op::Blockwise { core } => format!("Blockwise{{{core:?}}}"),
         op => format!("{op:?}").split([' ', '{', '(']).next().unwrap_or("?").to_string(),
     }
@@ -463,7 +466,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         }
         // Issue 4: BLAS and Blockwise (lower/blas.rs, lower/blockwise.rs).
         Op::BatchedDot => blas::batched_dot(cx, b, node, &name),
-        Op::Blockwise { core } => blockwise::blockwise(cx, b, node, *core, &name),
+        Op::Blockwise { core } => blockwise::blockwise(cx, b, node, core, &name),
         // End of the BLAS block.
         Op::Cholesky { lower } => linalg::cholesky(cx, b, node, *lower),
         Op::SolveTriangular { lower, unit_diagonal, b_ndim } => {
