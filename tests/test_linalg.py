@@ -258,9 +258,20 @@ def test_batched_through_blockwise():
     check([a4], pt.linalg.det(a4), [rng.normal(size=(2, 3, 5, 5))], rtol=1e-9, atol=1e-12)
 
 
-def test_batched_ops_that_raise_are_refused_by_name():
-    """A batch loop carries no run-time check: a batched inverse (which raises for a
-    singular matrix) is refused at compile time, naming it."""
+def test_batched_inverse_and_its_check():
+    """A run-time check of the core rule in a batch loop (lower/blockwise.rs: a loop of
+    its own ors each element's flag): a batched inverse raises LinAlgError where any
+    element is singular, as the C backend does; the gradient of a batched slogdet (which
+    holds a batched inverse) matches."""
     a = pt.tensor3("a")
-    with pytest.raises(NotImplementedError, match=r"Blockwise\{MatrixInverse\}.*raises at run time"):
-        pytensor.function([a], pt.linalg.inv(a), mode=MLIR)
+    rng = np.random.default_rng(13)
+    g = rng.normal(size=(3, 4, 4))
+    cost = pt.linalg.slogdet(a)[1].sum()
+    f, ref = compile_both([a], [pt.linalg.inv(a), pytensor.grad(cost, a)])
+    for got, want in zip(f(g), ref(g)):
+        assert_same(got, want, rtol=1e-9, atol=1e-12)
+    g[1] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        ref(g)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        f(g)

@@ -7,9 +7,9 @@
 //! `{SolveTriangular}`, ...) is a loop in the host program over the batch elements, in
 //! C order, each step the core rule on one element's slices, its result inserted at its
 //! batch position: one loop per output (IREE 3.13 returned wrong buffers for the later
-//! results of a loop carrying several, see linalg.rs). A core rule that raises at run
-//! time (a flag computed inside the loop) is refused by name, and so is a core op whose
-//! own rule refuses.
+//! results of a loop carrying several, see linalg.rs); a run-time check of the core rule
+//! (a batched inverse's singular matrix) gets a loop of its own that ors the step's flag
+//! into a carried one. A core op whose own rule refuses is refused by name.
 //!
 //! In the MLIR mode's own rewrites a `Blockwise{Dot}` rarely survives: PyTensor turns
 //! matmuls with equal batch patterns into `BatchedDot` and moves broadcast batch dims into
@@ -18,7 +18,7 @@
 //! or in graphs built after rewriting.
 
 use super::shapes::Dim;
-use super::{inner, scalar, tensor_type, Context};
+use super::{inner, scalar, tensor_type, Context, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{BlockwiseCore, Graph, Node, Op, TensorType as IrType, Variable};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, IndexArg, IteratorType, Value};
@@ -114,6 +114,8 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
     let core_in: Vec<IrType> = in_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
     let core_out: Vec<IrType> = out_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
     let graph = core_graph(core, &core_in, &core_out);
+    // The core's run-time checks, as its rule adds them in each loop's step.
+    let mut raised = Vec::new();
     for (k, &out) in node.outputs.iter().enumerate() {
         let full_ty = IrType { dtype: out_tys[k].dtype, shape: vec![None; batch + sig_out[k].len()] };
         let mut all_sizes = sizes.clone();
@@ -124,9 +126,13 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let start = cx.barrier(b, &start);
         let (first, step) = (b.constant_index(0), b.constant_index(1));
         let mut failed = None;
+        let checks_before = cx.checks.len();
         let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
-            match batch_step(cx, body, &graph, i, &args[0], k, &values, &in_tys, &in_dims, &sizes, batch, name) {
-                Ok(next) => vec![next],
+            match batch_step(cx, body, &graph, i, &args[0], Carried::Output(k), &values, &in_tys, &in_dims, &sizes, batch, name) {
+                Ok((next, dropped)) => {
+                    raised = dropped;
+                    vec![next]
+                }
                 Err(e) => {
                     failed = Some(e);
                     args.to_vec()
@@ -141,13 +147,44 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let mut out_dims = dims.clone();
         out_dims.extend(out_core[k].iter().map(|(d, _)| *d));
         cx.define(out, result, out_dims);
+        debug_assert_eq!(cx.checks.len(), checks_before);
+    }
+    // The core's run-time checks (a batched inverse's singular matrix): one loop each,
+    // or'ing the step's flag into a carried one, raised after the call like the core's.
+    for (c, check) in raised.into_iter().enumerate() {
+        let e = b.tensor_empty(crate::mlir::TensorType::new(vec![], crate::mlir::ScalarType::I8), &[]);
+        let none = b.constant_int(0, crate::mlir::ScalarType::I8);
+        let start = b.linalg_fill(&none, &e);
+        let start = cx.barrier(b, &start);
+        let (first, step) = (b.constant_index(0), b.constant_index(1));
+        let mut failed = None;
+        let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
+            match batch_step(cx, body, &graph, i, &args[0], Carried::Check(c), &values, &in_tys, &in_dims, &sizes, batch, name) {
+                Ok((next, _)) => vec![next],
+                Err(e) => {
+                    failed = Some(e);
+                    args.to_vec()
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        cx.add_check(r[0].clone(), check);
     }
     Ok(())
 }
 
-/// One batch element `i` (flat, C order) of `looped`'s loop for output `k`: the inputs'
-/// slices there (index 0 on their broadcast batch dims), the core graph lowered on
-/// them, its output `k` inserted into `into`.
+/// What one of `looped`'s loops carries: output k, or the flag of the core's check c.
+#[derive(Clone, Copy)]
+enum Carried {
+    Output(usize),
+    Check(usize),
+}
+
+/// One batch element `i` (flat, C order) of `looped`'s loop for `k`: the inputs' slices
+/// there (index 0 on their broadcast batch dims), the core graph lowered on them, and its
+/// output `k` inserted into `into` (or check `k`'s flag or'ed into it).
 #[allow(clippy::too_many_arguments)]
 fn batch_step(
     cx: &mut Context,
@@ -155,14 +192,14 @@ fn batch_step(
     graph: &Graph,
     i: &Value,
     into: &Value,
-    k: usize,
+    k: Carried,
     values: &[Value],
     in_tys: &[IrType],
     in_dims: &[Vec<Dim>],
     sizes: &[Value],
     batch: usize,
     name: &str,
-) -> Result<Value, String> {
+) -> Result<(Value, Vec<RuntimeCheck>), String> {
     let mut index = vec![i.clone(); batch];
     let mut rest = i.clone();
     for j in (0..batch).rev() {
@@ -189,9 +226,20 @@ fn batch_step(
     }
     let checks = cx.checks.len();
     let outs = inner::lower_graph(cx, b, graph, bound)?;
-    if cx.checks.len() != checks {
-        return Err(format!("{name}: its core op raises at run time, which a batch loop does not carry out"));
-    }
+    // The core's run-time checks: flags computed in this step, carried by loops of their
+    // own (`Carried::Check`); here they are dropped.
+    let raised: Vec<(Value, RuntimeCheck)> = cx.checks.drain(checks..).collect();
+    let descriptors: Vec<RuntimeCheck> = raised.iter().map(|(_, c)| c.clone()).collect();
+    let k = match k {
+        Carried::Output(k) => k,
+        Carried::Check(c) => {
+            let flag = raised.get(c).ok_or_else(|| format!("{name}: a check that comes and goes"))?.0.clone();
+            let e = b.tensor_empty(into.tensor().clone(), &[]);
+            let maps = vec![AffineMap { dims: 0, results: vec![] }; 3];
+            let r = b.linalg_generic(&[flag, into.clone()], &[e], &maps, &[], |g, args| Ok::<_, String>(vec![g.arith(Arith::OrI, &args[0], &args[1])]))?;
+            return Ok((r[0].clone(), descriptors));
+        }
+    };
     let (value, _, _, ty) = outs.into_iter().nth(k).ok_or("the core graph has fewer outputs")?;
     let core = ty.ndim();
     let mut shape: Vec<Option<u64>> = vec![Some(1); batch];
@@ -206,7 +254,7 @@ fn batch_step(
     let expanded = b.tensor_expand(&value, &batch_groups(batch, core), crate::mlir::TensorType::new(shape, value.tensor().element), &lens);
     let mut offsets: Vec<IndexArg> = index.into_iter().map(IndexArg::Dyn).collect();
     offsets.extend((0..core).map(|_| IndexArg::Const(0)));
-    Ok(b.tensor_insert_slice(&expanded, into, &offsets))
+    Ok((b.tensor_insert_slice(&expanded, into, &offsets), descriptors))
 }
 
 /// `Blockwise{Dot}`: `out[..., m, n] = sum_k x[..., m, k] * y[..., k, n]` as one
