@@ -2,7 +2,7 @@
 
 use crate::arrays::{element_type, result_array, Input};
 use crate::backend;
-use crate::errors::{check_failed, check_failed_in, compile_error, graph_error, runtime_error, unsupported_dtypes};
+use crate::errors::{check_failed_in, compile_error, graph_error, runtime_error, unsupported_dtypes};
 use numpy::PyArrayDescr;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -209,7 +209,7 @@ impl CompiledFunction {
             inputs.push(Input::new(py, &arg, &l.inputs[i], self.input_descrs[i].bind(py), &l.input_names[i])?);
         }
         let shapes: Vec<&[usize]> = inputs.iter().map(Input::shape).collect();
-        shapes::check(&l.shape_checks, &shapes, &l.input_names, &l.dim_exprs).map_err(|e| check_failed(e.kind, &e.message))?;
+        shapes::check(&l.shape_checks, &shapes, &l.input_names, &l.dim_exprs).map_err(|e| check_failed_in(e.kind, &e.message, &l.exceptions))?;
         let host: Vec<HostInput<'_>> = inputs
             .iter()
             .zip(&l.inputs)

@@ -31,10 +31,6 @@ pub fn runtime_error(e: pytensor_mlir_iree::RuntimeError) -> PyErr {
     IreeRuntimeError::new_err(e.to_string())
 }
 
-pub fn check_failed(kind: ErrorKind, message: &str) -> PyErr {
-    check_failed_in(kind, message, &[])
-}
-
 /// A failed run-time check as its Python exception; `exceptions` names the classes of
 /// `ErrorKind::Raise` (`module.QualName`), imported here and called with the message, as
 /// `CheckAndRaise.perform` raises them.

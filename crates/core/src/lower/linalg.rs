@@ -25,7 +25,7 @@
 //! reads is read. A matrix that is not square, or a right-hand side of another length,
 //! raises `ValueError` before the call, as PyTensor's `perform` does.
 
-use super::{elemwise, tensor_type, Context};
+use super::{elemwise, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{Node, TensorType as IrType, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
@@ -606,16 +606,17 @@ pub fn solve(cx: &mut Context, b: &mut Block, node: &Node, assume_a: &str, lower
     Ok(())
 }
 
-/// The input of a determinant or inverse: a square matrix (ValueError otherwise, where
-/// numpy raises LinAlgError, a ValueError) in the output dtype.
-fn square_operand(cx: &mut Context, b: &mut Block, node: &Node, out: VarId, what: &str) -> Result<Value, String> {
+/// The input of a determinant or inverse: a square matrix in the output dtype; else
+/// `kind` before the call (PyTensor's perform: ValueError from Det, SLogDet and LUFactor,
+/// numpy's LinAlgError, a ValueError too, from MatrixInverse).
+fn square_operand(cx: &mut Context, b: &mut Block, node: &Node, out: VarId, what: &str, kind: ErrorKind) -> Result<Value, String> {
     let x_var = node.inputs[0];
     if cx.graph.ty(x_var).ndim() != 2 {
         return Err(format!("{what} of a tensor that is not a matrix"));
     }
     working_type(cx.graph.ty(out), what)?;
     let d = cx.dims(x_var);
-    cx.require_equal(d[0], d[1], &format!("{what} (the last two dims must be square)"));
+    cx.require(d[0], d[1], &format!("{what} (the last two dims must be square)"), kind);
     let dtype = cx.graph.ty(out).dtype;
     operand(cx, b, x_var, dtype)
 }
@@ -683,7 +684,7 @@ fn flip(g: &mut Block, acc: &Value, swapped: &Value) -> Value {
 /// getrf; a singular matrix gives 0, the 0 x 0 matrix 1).
 pub fn det(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let out = node.outputs[0];
-    let a = square_operand(cx, b, node, out, "Det")?;
+    let a = square_operand(cx, b, node, out, "Det", ErrorKind::Value)?;
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
     let w = eliminate(cx, b, &w, &n, true)?;
@@ -700,7 +701,7 @@ pub fn det(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
 /// (0, -inf)).
 pub fn slogdet(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let (sign_out, log_out) = (node.outputs[0], node.outputs[1]);
-    let a = square_operand(cx, b, node, sign_out, "SLogDet")?;
+    let a = square_operand(cx, b, node, sign_out, "SLogDet", ErrorKind::Value)?;
     if cx.graph.ty(log_out).dtype != cx.graph.ty(sign_out).dtype {
         return Err("SLogDet with outputs of two dtypes".into());
     }
@@ -726,7 +727,8 @@ pub fn slogdet(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Strin
 /// raises numpy's LinAlgError("Singular matrix") after the call, as np.linalg.inv does.
 pub fn matrix_inverse(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let out = node.outputs[0];
-    let a = square_operand(cx, b, node, out, "MatrixInverse")?;
+    let linalg_error = cx.exception("numpy.linalg.LinAlgError");
+    let a = square_operand(cx, b, node, out, "MatrixInverse", linalg_error)?;
     let n = b.tensor_dim(&a, 0);
     let element = a.tensor().element;
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
@@ -738,8 +740,7 @@ pub fn matrix_inverse(cx: &mut Context, b: &mut Block, node: &Node) -> Result<()
     })?[0]
         .clone();
     let (x, singular) = lu_solve(cx, b, &a, &eye)?;
-    let kind = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(singular, super::RuntimeCheck { kind, message: "Singular matrix".into() });
+    cx.add_check(singular, super::RuntimeCheck { kind: linalg_error, message: "Singular matrix".into() });
     let dims = cx.dims(node.inputs[0]);
     define(cx, b, out, &x, dims);
     Ok(())
@@ -747,13 +748,15 @@ pub fn matrix_inverse(cx: &mut Context, b: &mut Block, node: &Node) -> Result<()
 
 /// `LUFactor`: getrf's (LU, pivots): L's multipliers below U's diagonal, the pivots as
 /// i32; where getrf reports a singular matrix (an exact zero pivot), LU is NaN
-/// everywhere, as PyTensor's `perform` leaves it.
+/// everywhere, as PyTensor's `perform` leaves it. Square matrices only (ValueError before
+/// the call; getrf's rectangular factorization, which PyTensor's perform would give, is
+/// not built: the solvers and determinants that use LUFactor are square).
 pub fn lu_factor(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let (lu_out, piv_out) = (node.outputs[0], node.outputs[1]);
     if cx.graph.ty(piv_out).dtype != DType::Int32 {
         return Err("LUFactor with pivots that are not int32".into());
     }
-    let a = square_operand(cx, b, node, lu_out, "LUFactor")?;
+    let a = square_operand(cx, b, node, lu_out, "LUFactor", ErrorKind::Value)?;
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
     let w = eliminate(cx, b, &w, &n, true)?;
