@@ -235,6 +235,48 @@ def test_dot_float32(shapes):
     vcheck([a, b], pt.dot(a, b), [rng.normal(size=s).astype(F32) for s in shapes], rtol=1e-4, atol=1e-5)
 
 
+def test_reductions_of_symbolic_slices():
+    """Sums, means, products and maxima over slices with run-time bounds and steps, and a
+    slice feeding a matmul, against C. Float sums used to be contractions with a vector
+    of ones (dot, vecmat), which IREE 3.13's SPIR-V codegen cannot compile for a dynamic
+    extent (a dynamic-size workgroup allocation); on GPU targets they are plain folds."""
+    x, v = pt.matrix("x", dtype=F32), vec("v")
+    n, k = pt.iscalar("n"), pt.iscalar("k")
+    outputs = [
+        x[:n].sum(),
+        x[:n].sum(axis=0),
+        x[1:n].mean(axis=0),
+        x[:n].prod(axis=0),
+        x[::k].sum(axis=1),
+        x[::k].max(axis=0),
+        x[:, :n].sum(axis=1),
+        x[:, n:].mean(),
+        v[:n].sum(),
+        v[n:].sum(),
+        pt.dot(x[:n].T, x[:n]),
+    ]
+    f, ref = compile_both([x, v, n, k], outputs, mode=VULKAN)
+    rng = np.random.default_rng(11)
+    xv = rng.normal(size=(5, 4)).astype(F32)
+    xv[2, 0], xv[3, 1], xv[4, 2] = -0.0, np.inf, np.nan
+    vv = rng.normal(size=40).astype(F32)
+    vv[30] = -np.inf
+    for nv, kv in [(2, 1), (-1, 2), (0, -1), (10, 3), (-7, -2), (1, 1)]:
+        got, want = f(xv, vv, nv, kv), ref(xv, vv, nv, kv)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, rtol=1e-5, atol=1e-6, err_msg=f"output {i}, n={nv}, k={kv}")
+
+
+def test_plain_sums_and_softmax():
+    """Whole-array, leading-axis and trailing-axis float32 sums (accumulated in float64
+    as C does) and softmax, whose sum of exps was a contraction too."""
+    x, v = pt.matrix("x", dtype=F32), vec("v")
+    outputs = [x.sum(), x.sum(axis=0), x.sum(axis=1), v.sum(), v.mean(), pt.special.softmax(x, axis=0), pt.special.softmax(x, axis=1)]
+    rng = np.random.default_rng(12)
+    xv, vv = rng.normal(size=(37, 19)).astype(F32), rng.normal(size=1000).astype(F32)
+    vcheck([x, v], outputs, [xv, vv], rtol=UNARY_RTOL["exp"], atol=1e-6)
+
+
 @pytest.mark.parametrize("set_instead_of_inc", [False, True], ids=["inc", "set"])
 def test_gather_and_scatter_with_repeated_indices(set_instead_of_inc):
     # The scatter (iree_linalg_ext.scatter) combines repeated rows; on a GPU in any order,
