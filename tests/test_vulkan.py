@@ -275,6 +275,33 @@ def test_plain_sums_and_softmax():
     vcheck([x, v], outputs, [xv, vv], rtol=UNARY_RTOL["exp"], atol=1e-6)
 
 
+def test_sort_searchsorted_and_bartlett():
+    """The merge sort's constants fit SPIR-V's 32-bit index (a 2^32 limit did not
+    compile); Bartlett's window read 2 - |x| instead of 1 - |x| on its rising half on
+    lavapipe before its `n <= 0` became a float compare."""
+    m, v = pt.matrix("m", dtype=F32), vec("v")
+    n = pt.lscalar("n")
+    outputs = [
+        pt.sort(m, kind="stable"),
+        pt.argsort(m, kind="stable"),
+        pt.sort(m, axis=0, kind="stable"),
+        pt.searchsorted(pt.sort(v, kind="stable"), m.ravel(), side="left"),
+        pt.searchsorted(pt.sort(v, kind="stable"), m.ravel(), side="right"),
+        pt.bartlett(n),
+    ]
+    f, ref = compile_both([m, v, n], outputs, mode=VULKAN)
+    rng = np.random.default_rng(13)
+    for shape, length, window in [((3, 7), 9, 5), ((5, 40), 100, 0), ((1, 1), 1, 1), ((4, 33), 2, 2), ((2, 6), 7, 101)]:
+        # Few distinct values (ties, which a stable sort orders by index), NaN, -0.0.
+        mv = rng.integers(-2, 3, size=shape).astype(F32)
+        mv.flat[:: 5] = np.nan
+        mv.flat[1:: 7] = -0.0
+        vv = rng.integers(-2, 3, size=length).astype(F32)
+        vv[::4] = np.nan
+        for i, (g, w) in enumerate(zip(f(mv, vv, window), ref(mv, vv, window))):
+            assert_same(g, w, err_msg=f"{shape} {length} {window}: output {i}")
+
+
 @pytest.mark.parametrize("set_instead_of_inc", [False, True], ids=["inc", "set"])
 def test_gather_and_scatter_with_repeated_indices(set_instead_of_inc):
     # The scatter (iree_linalg_ext.scatter) combines repeated rows; on a GPU in any order,
