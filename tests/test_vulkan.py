@@ -174,9 +174,10 @@ def test_ranks(rank):
 def test_empty_arrays(shape):
     # IREE 3.13's compiler binds an empty tensor with a zero-length range, which its
     # Vulkan driver refuses; runtime/empty_bindings.rs drops dispatches of zero workgroups
-    # and rebinds empty ranges. Reductions over empty axes have non-empty results.
+    # or only empty bindings and rebinds empty ranges. Reductions over empty axes have
+    # non-empty results; a scan along an empty axis binds nothing but empty tensors.
     x = pt.tensor("x", shape=(None,) * len(shape), dtype=F32)
-    outputs = [x + 1, pt.exp(x), x.sum(axis=-1), x.prod(axis=0), x.sum(), pt.all(x > 0)]
+    outputs = [x + 1, pt.exp(x), x.sum(axis=-1), x.prod(axis=0), x.sum(), pt.all(x > 0), pt.cumsum(x, axis=0), pt.cumprod(x, axis=-1)]
     vcheck([x], outputs, [np.zeros(shape, dtype=F32)])
 
 

@@ -11,12 +11,14 @@
 //! `create_command_buffer` gives each new command buffer a copy of its own vtable whose
 //! `dispatch`:
 //! - drops a dispatch of zero workgroups (it runs no invocation, so it reads and writes
-//!   nothing: what `vkCmdDispatch` with a zero count does, minus the bindings check);
+//!   nothing: what `vkCmdDispatch` with a zero count does, minus the bindings check), and
+//!   one whose bindings are all empty (a kernel writes only through its bindings, so
+//!   nothing it could do is seen: e.g. a scan along an empty axis of a (0, 3, 2) tensor);
 //! - binds an empty range to another, non-empty binding of the same dispatch: the kernel
 //!   indexes an empty tensor zero times, so the stand-in range is never read or written.
-//! A dispatch whose bindings are all empty but that has workgroups is recorded as it is
-//! (and fails as before). `end` puts the driver's own vtable back, since the driver's
-//! queue recognises its command buffers by their vtable.
+//! Bindings given as slots of a binding table (resolved when the command buffer is
+//! submitted) are left as they are. `end` puts the driver's own vtable back, since the
+//! driver's queue recognises its command buffers by their vtable.
 //!
 //! IREE's C code checks these types only in assertions (`IREE_HAL_ASSERT_TYPE`, compiled
 //! out of its release build), so the hook is installed only where they are compiled out:
@@ -139,6 +141,9 @@ unsafe extern "C" fn dispatch(
         std::slice::from_raw_parts(bindings.values, bindings.count)
     };
     let empty = |r: &sys::iree_hal_buffer_ref_t| byte_range(r) == Some(0);
+    if refs.iter().all(empty) {
+        return std::ptr::null_mut();
+    }
     let stand_in = refs.iter().find(|r| byte_range(r).is_some_and(|n| n > 0));
     let (Some(stand_in), true) = (stand_in, refs.iter().any(empty)) else {
         return record(command_buffer, executable, function, config, constants, bindings, flags);
