@@ -531,7 +531,11 @@ pub fn bartlett(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Stri
         let up = body.arith(Arith::AddF, &fone, &q);
         let down = body.arith(Arith::SubF, &fone, &q);
         let fzero = body.constant_f64(0.0, f64t);
-        let rising = body.cmpf(CmpF::Ole, &n, &fzero);
+        // `n <= 0` read off the quotient (same sign: M > 1 wherever it is used). IREE
+        // folds `sitofp(n) <= 0.0` into an i64 compare, which on lavapipe (Mesa 22.3.6)
+        // came out false for negative n (bartlett(5) was [2, 1.5, 1, 0.5, 0]; the SPIR-V
+        // read right); a compare of floats is left as it is.
+        let rising = body.cmpf(CmpF::Ole, &q, &fzero);
         let w = body.select(&rising, &up, &down);
         let single = body.cmpi(CmpI::Eq, &m, &one);
         Ok::<_, String>(vec![body.select(&single, &fone, &w)])

@@ -189,10 +189,11 @@ const CONTRACTION_MIN: u64 = 16;
 /// 1 989 -> 283 us, NUMBA 229; 1000x10000 11.8 -> 6.3 ms; 100x100000 115 -> 18 ms; its
 /// kernel spills its accumulators to the stack). `x * 1` is `x` exactly, so only the order
 /// of the additions changes (as numpy's pairwise sum orders them its own way). `None` where
-/// it does not apply: other folds, dtypes or axes, or a short static extent.
+/// it does not apply: other folds, dtypes or axes, a short static extent, or a GPU target
+/// (IREE's GPU codegen fails on these contractions, see `scalar::has_sum_contractions`).
 fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
     let float = |d: DType| matches!(d, DType::Float32 | DType::Float64);
-    if r != Reduction::Sum || axes.is_empty() || !float(x_dtype) || !float(acc.dtype) || acc.dtype.bits() < x_dtype.bits() {
+    if !scalar::has_sum_contractions() || r != Reduction::Sum || axes.is_empty() || !float(x_dtype) || !float(acc.dtype) || acc.dtype.bits() < x_dtype.bits() {
         return None;
     }
     let t = x.tensor().clone();

@@ -51,15 +51,21 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// `scatter`: the target compiles `iree_linalg_ext.scatter` on dynamic shapes (llvm-cpu;
 /// IREE 3.13's SPIR-V codegen fails on it, asking for 2^56 bytes of workgroup memory), so
 /// scatter-adds use it instead of a reduction over every (row, index) pair.
+///
+/// `sum_contractions`: float sums may be contractions with a vector of ones (llvm-cpu
+/// vectorizes those). IREE 3.13's GPU codegen fails on every such sum of dynamic extent:
+/// SPIR-V (Vulkan, Metal) asks for a dynamic or 2^55-byte workgroup allocation, CUDA
+/// "failed to distribute" the dot; there sums stay `linalg.generic` folds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScalarTarget {
     pub float64_math: bool,
     pub scatter: bool,
+    pub sum_contractions: bool,
 }
 
 impl ScalarTarget {
     /// llvm-cpu's: everything.
-    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true };
+    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true, sum_contractions: true };
 }
 
 thread_local! {
@@ -81,6 +87,11 @@ fn widen_f32() -> bool {
 /// Whether the target compiles `iree_linalg_ext.scatter` (see [`ScalarTarget`]).
 pub fn has_scatter() -> bool {
     TARGET.with(|t| t.get().scatter)
+}
+
+/// Whether float sums may be contractions with ones (see [`ScalarTarget`]).
+pub fn has_sum_contractions() -> bool {
+    TARGET.with(|t| t.get().sum_contractions)
 }
 
 /// Run-time errors a scalar op can raise, as `i1` flags "this element failed".
@@ -1128,7 +1139,7 @@ mod special_function_tests {
               "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
                           "inputs": [0], "outputs": [1]}}]}}"#
         );
-        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true })
+        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true })
     }
 
     /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
@@ -1157,7 +1168,7 @@ mod special_function_tests {
                       "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
                                   "inputs": [0, 1], "outputs": [2]}}]}}"#
                 );
-                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true })
+                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true })
                     .unwrap_or_else(|e| panic!("{op}: {e}"));
                 assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
             }
@@ -1174,7 +1185,7 @@ mod special_function_tests {
               "inputs": [0, 1], "outputs": [2],
               "nodes": [{"op": {"type": "Elemwise", "props": {"scalar_op": {"$op": {"type": "Owens_t", "props": {}}}}},
                           "inputs": [0, 1], "outputs": [2]}]}"#;
-            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true }).unwrap();
             assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }
@@ -1189,7 +1200,7 @@ mod special_function_tests {
                   "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "Hyp2F1", "props": {{}}}}}}}}}},
                               "inputs": [0, 1, 2, 3], "outputs": [4]}}]}}"#
             );
-            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true }).unwrap();
+            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true }).unwrap();
             assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }

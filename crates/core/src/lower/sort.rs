@@ -17,8 +17,10 @@ use crate::dtype::DType;
 use crate::ir::{Node, TensorType};
 use crate::mlir::{AffineMap, Arith, Block, Cast, CmpF, CmpI, IteratorType, ScalarType, Value};
 
-/// Merge passes for a dynamic length: lines up to 2^32 - 1 elements.
-const MAX_PASSES: u32 = 32;
+/// Merge passes for a dynamic length: lines up to 2^31 - 1 elements. Every constant the
+/// kernels see fits a signed 32-bit index, which SPIR-V targets (Vulkan, Metal) compile
+/// `index` to (IREE 3.13 fails to legalize `arith.constant 4294967296 : index` there).
+const MAX_PASSES: u32 = 31;
 
 /// numpy's sort order on stored elements of `dtype`: whether `a` goes before `b`.
 fn less(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
@@ -85,8 +87,8 @@ pub fn sort(cx: &mut Context, b: &mut Block, node: &Node, arg: bool) -> Result<(
     // initial tensor as the other's result. Pass k merges runs of 2^k; a pass whose
     // width is at least the length copies. `MAX_PASSES` passes sort lines shorter than 2^MAX_PASSES,
     // longer ones raise `ValueError` (nothing is read out of bounds either way).
-    let limit = b.constant_index(1i64 << MAX_PASSES);
-    let too_long = b.cmpi(CmpI::Sge, &n, &limit);
+    let limit = b.constant_index((1i64 << MAX_PASSES) - 1);
+    let too_long = b.cmpi(CmpI::Sgt, &n, &limit);
     super::subtensor::check(cx, b, &too_long, ErrorKind::Value, format!("sorting more than 2^{MAX_PASSES} elements along an axis"));
     let w = &mut *b;
     let mut current = inits[1].clone();
@@ -95,11 +97,12 @@ pub fn sort(cx: &mut Context, b: &mut Block, node: &Node, arg: bool) -> Result<(
         Some(len) => (0..MAX_PASSES).take_while(|k| (1u64 << k) < len).count() as u32,
         None => MAX_PASSES,
     };
-    // The widths are values the compiler cannot fold (`n >> 63` is 0 for any length),
-    // so every pass is one and the same kernel with its width as an operand: IREE
-    // compiles it once instead of once per pass.
-    let c63 = w.constant_index(63);
-    let rt_zero = w.shrui(&n, &c63);
+    // The widths are values the compiler cannot fold (`n >> 31` is 0 for any length that
+    // passes the check above; 31, not 63, as a shift past a 32-bit index's width is
+    // undefined), so every pass is one and the same kernel with its width as an operand:
+    // IREE compiles it once instead of once per pass.
+    let c31 = w.constant_index(MAX_PASSES as i64);
+    let rt_zero = w.shrui(&n, &c31);
     for k in 0..passes {
         let v = vec![inits[0].clone(), current.clone()];
         {

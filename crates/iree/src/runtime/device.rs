@@ -33,6 +33,9 @@ impl Device {
         crate::fpu::keep_overrides_linked();
         let instance = instance()?;
         let (raw, info) = create_device(instance.drivers, driver, device)?;
+        if driver == "vulkan" {
+            super::empty_bindings::install(raw);
+        }
         let hal_module = match create_hal_module(instance.vm, raw) {
             Ok(module) => module,
             Err(error) => {

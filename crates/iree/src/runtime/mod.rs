@@ -3,6 +3,7 @@
 mod aligned;
 mod buffer;
 mod device;
+mod empty_bindings;
 mod error;
 mod host_memory;
 mod instance;
