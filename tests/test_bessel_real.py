@@ -332,8 +332,8 @@ def test_jv_accuracy(dtype):
 
 def test_jv_large_arguments():
     """Hankel's region (x >= max(32, v^2 / 6)), its edge, long recurrences and large orders
-    against mpmath (absolute near the zeros); past the iteration cap nan, never a wrong
-    value; where the bound (e x / 2v)^v underflows, 0 without any loop."""
+    against mpmath (absolute near the zeros); past the iteration cap Debye's expansion;
+    where the bound (e x / 2v)^v underflows, 0 without any loop."""
     case = BY_NAME["jv"]
     # (1e4, 9000): CF1's tail just past n, where the ratios fall slowly (20 steps there
     # left 2.7e-9); (3000, 2950), (500, 600): long recurrences through the turning point.
