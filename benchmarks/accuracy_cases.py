@@ -770,14 +770,63 @@ CASES += [
 ]  # fmt: skip
 
 
+def _debye_u(k, _u=[[1]]):
+    """The coefficients of Debye's polynomial u_k(p) (DLMF 10.41.11), exact fractions."""
+    from fractions import Fraction
+
+    while len(_u) <= k:
+        a, nxt = _u[-1], [Fraction(0)] * (len(_u[-1]) + 3)
+        for j, c in enumerate(a):
+            nxt[j + 1] += Fraction(c) * j / 2 + Fraction(c) / (8 * (j + 1))
+            nxt[j + 3] -= Fraction(c) * j / 2 + 5 * Fraction(c) / (8 * (j + 3))
+        _u.append(nxt)
+    return _u[k]
+
+
+def _besselj_debye(v, x, terms=40):
+    """J_v(x) for 0 < v, x by Debye's expansions (DLMF 10.19.3 below the turning point,
+    10.19.6 above it) at 60 digits, or None where `terms` terms do not reach 1e-35: mpmath's
+    besselj sums the power series, which does not converge in reach for large v and x."""
+    with mpmath.workdps(60):
+        v, x = mpmath.mpf(v), mpmath.mpf(x)
+        if x == v:
+            return None
+        osc = x > v
+        p = mpmath.cot(mpmath.asec(x / v)) if osc else mpmath.coth(mpmath.acosh(v / x))
+        pk = 1j * p if osc else p
+        sums, last = [0, 0], None
+        for k in range(terms):
+            t = sum(mpmath.mpf(c.numerator) / c.denominator * pk**j for j, c in enumerate(_debye_u(k)) if c) / v**k
+            sums[k % 2] += t
+            if last is not None and abs(t) > abs(last):
+                return None  # (the asymptotic series turned before converging)
+            last = t
+            if k > 2 and abs(t) < mpmath.mpf(10) ** -35:
+                break
+        else:
+            return None
+        if osc:
+            b = mpmath.asec(x / v)
+            xi = v * (mpmath.tan(b) - b) - mpmath.pi / 4
+            r = mpmath.sqrt(2 / (mpmath.pi * v * mpmath.tan(b))) * (mpmath.cos(xi) * sums[0] - 1j * mpmath.sin(xi) * sums[1])
+            return mpmath.re(r)
+        a = mpmath.acosh(v / x)
+        return mpmath.exp(v * (mpmath.tanh(a) - a)) / mpmath.sqrt(2 * mpmath.pi * v * mpmath.tanh(a)) * (sums[0] + sums[1])
+
+
 def _jv(v, x):
     """J_v(x), with the limits our Jv gives where mpmath has none: 0 at x = +-inf (nan for
     x = -inf and a non-integer v) and at v = +inf, nan at v = -inf (J_-v has no limit),
-    +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v))."""
+    +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v)). Orders and
+    arguments past 1000 by Debye's expansions where they converge (`_besselj_debye`)."""
     limit = _real_order_limit(v, x)
     if limit is not None:
         return limit
     integer = v == mpmath.floor(v)
+    if abs(v) >= 1000 and abs(x) >= 1000 and (v > 0 or integer):
+        r = _besselj_debye(abs(v), abs(x))
+        if r is not None:
+            return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * r if integer else r
     if integer:  # (-1)^v J_|v|(|x|) for either sign (mpmath's is complex-typed there)
         return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * mpmath.besselj(abs(v), abs(x))
     return mpmath.besselj(v, x)
@@ -798,7 +847,10 @@ def _jv_floor(v, x):
         return np.where(reflected & np.isfinite(term), np.maximum(floor, term), floor)
 
 
-CASES.append(Case("jv", pt.jv, real(_jv), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES, floor=_jv_floor,
+# Large orders (Debye's expansions; nan in the transition region past order 1e5).
+_JV_EDGES = (5e3, 2e5, 1e4, 2e5, 5e4, 2e5, 1e5, 2e5, 3e5, 3.1e5, 1e6, 1.2e6, 1e3, 2e5, 1e6, 9e5, 2e6, 1e7, -1e6, 1.2e6,
+             1e6, -1.2e6)  # fmt: skip
+CASES.append(Case("jv", pt.jv, real(_jv), (), arity=2, sampler=_bessel_real_points, edges=_BESSEL_REAL_EDGES + _JV_EDGES, floor=_jv_floor,
                   bound=_TRIG_BOUND))  # (past 1e15 the angle as sin and cos)
 BY_NAME = {c.name: c for c in CASES}
 

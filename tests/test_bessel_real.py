@@ -332,8 +332,8 @@ def test_jv_accuracy(dtype):
 
 def test_jv_large_arguments():
     """Hankel's region (x >= max(32, v^2 / 6)), its edge, long recurrences and large orders
-    against mpmath (absolute near the zeros); past the iteration cap nan, never a wrong
-    value; where the bound (e x / 2v)^v underflows, 0 without any loop."""
+    against mpmath (absolute near the zeros); past the iteration cap Debye's expansion;
+    where the bound (e x / 2v)^v underflows, 0 without any loop."""
     case = BY_NAME["jv"]
     # (1e4, 9000): CF1's tail just past n, where the ratios fall slowly (20 steps there
     # left 2.7e-9); (3000, 2950), (500, 600): long recurrences through the turning point.
@@ -348,9 +348,64 @@ def test_jv_large_arguments():
     want = exact(case.mpmath, v[:k], x[:k])
     errors = ulp_errors(got[:k], want, "float64", case.floor(v[:k], x[:k]))
     assert errors.max() <= MAX_ULP, (errors, v[np.argmax(errors)], x[np.argmax(errors)])
-    # Order 2e5 at x = 1e6: x < v^2 / 6 and CF1 would take 1e6 steps, past the cap: nan.
-    assert np.isnan(got[15])
+    # Order 2e5 at x = 1e6: x < v^2 / 6 and CF1 would take 1e6 steps, past the cap:
+    # Debye's expansion (test_jv_large_orders).
+    errors = ulp_errors(got[15:16], exact(case.mpmath, v[15:16], x[15:16]), "float64", case.floor(v[15:16], x[15:16]))
+    assert errors.max() <= MAX_ULP, errors
     assert got[16] == 0.0
+
+
+def test_jv_debye_reference_matches_mpmath():
+    """accuracy_cases.py's reference for large orders (Debye's expansions in mpmath)
+    against mpmath's besselj (its power series at 40 digits) where that converges."""
+    from accuracy_cases import _besselj_debye
+
+    for v, x in [(1000, 2e5), (300, 1500), (500, 300), (200, 3000), (2000, 1000)]:
+        with mpmath.workdps(40):
+            want = mpmath.besselj(v, x)
+        got = _besselj_debye(v, x)
+        assert got is not None and abs(got - want) <= 1e-30 * abs(want), (v, x, got, want)
+
+
+def jv_large_order_points(rng, n):
+    """(v, x): orders log-uniform in [1e3, 1e7], x from v/2 to 10 v, within 10% of v
+    outside the transition region, and up to 1e4 v (x <= 1e7); every third x < v."""
+    v = 10.0 ** rng.uniform(3, 7, n)
+    r = 10.0 ** rng.uniform(-0.3, 1, n)
+    r[::3] = 1 + np.where(rng.random(len(r[::3])) < 0.5, -1, 1) * 10.0 ** rng.uniform(-1.5, -1, len(r[::3]))
+    r[1::3] = 10.0 ** rng.uniform(0, 4, len(r[1::3]))
+    return np.round(v * 8) / 8, np.minimum(v * r, 1e7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_jv_large_orders(dtype):
+    """Debye's expansions (bessel_debye.rs), where the loops pass their cap (nan before),
+    against mpmath (accuracy_cases' Debye reference; absolute errors near the zeros as
+    Case.floor): within 8 ULP on random points and the issue's cases (jv(5e3, 2e5) ...
+    jv(1e6, 1.2e6), integer orders of either sign); in the transition region past order 1e5
+    (1e4 in float32; |x - v| < ~24 v^(1/3)), where no expansion is written, nan, never a
+    wrong value."""
+    case = BY_NAME["jv"]
+    v, x = jv_large_order_points(np.random.default_rng(5), 60)
+    edges = np.array([5e3, 2e5, 1e4, 2e5, 5e4, 2e5, 1e5, 2e5, 3e5, 3.1e5, 1e6, 1.2e6, 1e6, 9e5, -1e6, 1.2e6, -999999.0,
+                      1.2e6, 1e6, -1.2e6, 2e6, 1e7, 2e5, 2e5, 1e6, 1000500.0, 5e5, 499700.0]).reshape(-1, 2).T  # fmt: skip
+    v, x = np.concatenate([v, edges[0]]).astype(dtype), np.concatenate([x, edges[1]]).astype(dtype)
+    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f = pytensor.function([a, b], pt.jv(a, b), mode="MLIR")
+    with np.errstate(under="ignore"):
+        got = f(v, x)
+    v64, x64 = v.astype(np.float64), x.astype(np.float64)
+    av, ax = np.abs(v64), np.abs(x64)
+    w = np.sqrt(np.abs(ax - av) * (ax + av))
+    with np.errstate(divide="ignore"):
+        transition = (av >= (1e5 if dtype == "float64" else 1e4)) & ((av / w) ** 3 / av > 3e-3)
+    assert transition.sum() >= 3 and np.isnan(got[transition]).all()
+    keep = ~transition
+    assert keep.sum() > 50
+    want = exact(case.mpmath, v[keep], x[keep])
+    errors = ulp_errors(got[keep], want, dtype, case.floor(v64[keep], x64[keep]))
+    i = int(np.argmax(errors))
+    assert errors.max() <= MAX_ULP, f"{errors[i]:.3g} ULP at ({v[keep][i]!r}, {x[keep][i]!r}): {got[keep][i]!r}, want {float(want[i])!r}"
 
 
 def test_jv_gradient_like_the_c_backend():

@@ -80,7 +80,7 @@ pub fn with_target<R>(target: ScalarTarget, f: impl FnOnce() -> R) -> R {
     result
 }
 
-fn widen_f32() -> bool {
+pub(crate) fn widen_f32() -> bool {
     TARGET.with(|t| t.get().float64_math)
 }
 

@@ -34,8 +34,10 @@
 //!
 //! The loops are `scf.while` loops with an iteration cap (1e5, 1e4 in f32): CF1 takes
 //! about max(x - n, 0) + 8 x^(1/3) + 20 steps and the recurrence nl, so outside Hankel's
-//! region (x < n^2 / 6) x up to about 1e5 and orders up to 1e5 work; past that the result
-//! is nan (the uniform, Debye, expansion is not written), never a wrong value.
+//! region (x < n^2 / 6) they serve x - n below 0.9 times the cap and orders up to it. Past
+//! that, Debye's expansions (bessel_debye.rs, straight-line), except in the transition
+//! region |x - n| < about 24 n^(1/3) (for n past the cap), where the result is nan (the Airy
+//! form is not written), never a wrong value; J_-n there (Y_n) is nan too.
 //!
 //! ## Negative orders and special values (as scipy, except where it has no value)
 //!
@@ -49,6 +51,7 @@
 //!   v = +inf: 0 for finite x (as scipy); v = -inf: nan (scipy 0: J_-v has no limit).
 //!   A nan argument gives nan.
 
+use super::bessel_debye::debye_j;
 use super::bessel_real::{dd_add, is_integer, is_odd, regular_lanes, sigma, sin_cos_pi, temme_gammas};
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
@@ -69,6 +72,9 @@ const SERIES_TERMS: usize = 12;
 /// terms near (n^2 / 2x)^k / k! there: about 30 reach 1e-17).
 const HANKEL_X: f64 = 32.0;
 const HANKEL_TERMS: f64 = 64.0;
+/// Debye's expansions (bessel_debye.rs) where x - n passes DEBYE_FROM times the cap (CF1's
+/// depth is about x - n + 13 x^(1/3) there) or the order the cap itself.
+const DEBYE_FROM: f64 = 0.9;
 /// Below this x, J_n is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
 /// A stand-in for a zero denominator in Lentz's and Steed's evaluations.
@@ -662,8 +668,36 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                     vec![zero.clone(), zero.clone(), yes, zero, no]
                 },
                 |b| {
-                    let (j, y, ok, j_neg, direct) = jy_recurrences(&mut g!(b, ty), n, x, want_y);
-                    vec![j, y, ok, j_neg, direct]
+                    // Where the loops would pass their cap (order or x - n past DEBYE_FROM
+                    // times it), Debye's expansions (J only: J_-n there stays nan).
+                    let f = &mut g!(b, ty);
+                    let cap = f.k(MAX_ITER);
+                    let from = f.c(DEBYE_FROM);
+                    let near_cap = f.mul(&cap, &from);
+                    let half = f.c(0.5);
+                    let nh = f.add(n, &half);
+                    let nl = f.floor(&nh);
+                    let deep = f.cmp(CmpF::Ogt, &nl, &cap);
+                    let gap = f.sub(x, n);
+                    let long = f.cmp(CmpF::Ogt, &gap, &near_cap);
+                    let debye = f.or(&deep, &long);
+                    let not_y = f.not(want_y);
+                    let debye = f.and(&debye, &not_y);
+                    f.b.scf_if(
+                        &debye,
+                        &types,
+                        |b| {
+                            let f = &mut g!(b, ty);
+                            let (j, ok) = debye_j(f, n, x);
+                            let zero = f.c(0.0);
+                            let no = f.b.constant_int(0, ScalarType::I1);
+                            vec![j.clone(), zero, ok, j, no]
+                        },
+                        |b| {
+                            let (j, y, ok, j_neg, direct) = jy_recurrences(&mut g!(b, ty), n, x, want_y);
+                            vec![j, y, ok, j_neg, direct]
+                        },
+                    )
                 },
             )
         },

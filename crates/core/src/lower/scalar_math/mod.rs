@@ -4,6 +4,7 @@
 //! with float32 and float64 variants; `scalar.rs` calls them from its per-op rules.
 
 pub mod bessel;
+mod bessel_debye;
 pub mod bessel_jv;
 pub mod bessel_real;
 pub mod beta;
