@@ -581,7 +581,10 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
     let x = cx.value(b, x_var)?;
     let idx = cx.value(b, i_var)?;
     let n = b.tensor_dim(&x, 0);
-    check_indices(cx, b, &idx, i_ty.dtype, &n, "AdvancedSubtensor1");
+    if x_ty.shape[0] == Some(0) {
+        // No rows: nothing is read, every index is out of bounds.
+        check_indices(cx, b, &idx, i_ty.dtype, &n, "AdvancedSubtensor1");
+    }
     let rank = out_ty.ndim();
     let mut sizes = Vec::new();
     for k in 0..rank {
@@ -595,27 +598,54 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
     // raises after the call; the element is zeroed), so that IREE vectorizes it as a
     // gather: an `scf.if` around it (guarded_extract) kept the kernel scalar, and a gather
     // reading its result failed to compile. Row 0 exists only where x has rows.
-    let gather = |b: &mut Block, idx: &Value, init: &Value| {
-        let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank)];
+    // The bounds check is folded into the gather, which also writes a byte per index
+    // (1 where it is out of bounds) that a reduction then ORs: reading the 1-byte flags
+    // again costs an eighth of reading the i64 indices a second time in a separate check.
+    let idx_all = idx.clone();
+    let gather = |cx: &mut Context, b: &mut Block, idx: &Value, init: &Value, count: &Value, no_rows: &Value| {
+        let flags = b.tensor_empty(TensorType::new(vec![None], ScalarType::I8), std::slice::from_ref(count));
+        let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank), AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }];
         let (x, n, dtype) = (x.clone(), n.clone(), i_ty.dtype);
-        b.linalg_generic(std::slice::from_ref(idx), std::slice::from_ref(init), &maps, &vec![IteratorType::Parallel; rank], |body, args| {
-            let (w, ok) = wrap(body, &args[0], dtype, &n);
-            let first = body.constant_index(0);
-            let mut src = vec![body.select(&ok, &w, &first)];
-            src.extend((1..rank).map(|k| body.linalg_index(k)));
-            let e = body.tensor_extract(&x, &src);
-            let zero = zero_of(body, e.scalar());
-            Ok::<_, String>(vec![body.select(&ok, &e, &zero)])
-        })
-        .expect("the gather's body cannot fail")
-        .remove(0)
+        let mut r = b
+            .linalg_generic(std::slice::from_ref(idx), &[init.clone(), flags], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
+                let (w, ok) = wrap(body, &args[0], dtype, &n);
+                let first = body.constant_index(0);
+                let mut src = vec![body.select(&ok, &w, &first)];
+                src.extend((1..rank).map(|k| body.linalg_index(k)));
+                let e = body.tensor_extract(&x, &src);
+                let zero = zero_of(body, e.scalar());
+                let t = body.constant_int(1, ScalarType::I1);
+                let bad = body.arith(Arith::XOrI, &ok, &t);
+                Ok::<_, String>(vec![body.select(&ok, &e, &zero), body.cast(Cast::ExtUI, &bad, ScalarType::I8)])
+            })
+            .expect("the gather's body cannot fail");
+        let flags = r.remove(1);
+        // Where x has no rows no index reached the gather, and any index is out of bounds.
+        let idx_count = b.tensor_dim(&idx_all, 0);
+        let zero = b.constant_index(0);
+        let some = b.cmpi(CmpI::Ne, &idx_count, &zero);
+        let missed = b.arith(Arith::AndI, no_rows, &some);
+        let missed = b.cast(Cast::ExtUI, &missed, ScalarType::I8);
+        let empty = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+        let acc = b.linalg_fill(&missed, &empty);
+        let any = b
+            .linalg_generic(&[flags], &[acc], &[AffineMap::identity(1), AffineMap { dims: 1, results: vec![] }], &[IteratorType::Reduction], |body, args| {
+                Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
+            })
+            .expect("the check's body cannot fail");
+        cx.add_check(any[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: "AdvancedSubtensor1: index out of bounds for axis 0".into() });
+        r.remove(0)
     };
     let r = match x_ty.shape[0] {
         Some(0) => {
             let zero = zero_of(b, out_tt.element);
             b.linalg_fill(&zero, &init)
         }
-        Some(_) => gather(b, &idx, &init),
+        Some(_) => {
+            let count = b.tensor_dim(&idx, 0);
+            let no_rows = b.constant_int(0, ScalarType::I1);
+            gather(cx, b, &idx, &init, &count, &no_rows)
+        }
         None => {
             // Rows known at run time: where there are none, no index is read (m = 0 of
             // them; every index is out of bounds then and the check raises, so the rows
@@ -628,10 +658,10 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
             let idx_m = b.tensor_extract_slice(&idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
             let mut part_shape = out_tt.shape.clone();
             part_shape[0] = None;
-            let mut part_sizes = vec![m];
+            let mut part_sizes = vec![m.clone()];
             part_sizes.extend((1..rank).filter(|&k| out_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)));
             let part = b.tensor_empty(TensorType::new(part_shape, out_tt.element), &part_sizes);
-            let g = gather(b, &idx_m, &part);
+            let g = gather(cx, b, &idx_m, &part, &m, &no_rows);
             let offsets = vec![IndexArg::Const(0); rank];
             b.tensor_insert_slice(&g, &init, &offsets)
         }
