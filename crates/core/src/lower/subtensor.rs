@@ -708,15 +708,18 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
         }
     }
     let n = b.tensor_dim(&x, 0);
-    check_indices(cx, b, &idx, i_ty.dtype, &n, what);
+    if !scalar::has_scatter() {
+        // The scatters check their indices as they wrap them (`positions`).
+        check_indices(cx, b, &idx, i_ty.dtype, &n, what);
+    }
     // The increment accumulates into x itself.
     let x = if set { x } else { cx.destination(&x) };
-    let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype };
+    let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype, what };
     let r = match (set, scalar::has_scatter()) {
-        (false, true) => rows.add_by_scatter(b)?,
+        (false, true) => rows.add_by_scatter(cx, b)?,
         (false, false) => rows.add_by_reduction(b)?,
         (true, scatter) => {
-            let last = if scatter { rows.last_by_scatter(b)? } else { rows.last_by_reduction(b)? };
+            let last = if scatter { rows.last_by_scatter(cx, b)? } else { rows.last_by_reduction(b)? };
             rows.take_last(b, last)?
         }
     };
@@ -735,6 +738,7 @@ struct RowUpdate {
     x_ty: crate::ir::TensorType,
     y_ty: crate::ir::TensorType,
     index_dtype: DType,
+    what: &'static str,
 }
 
 impl RowUpdate {
@@ -750,31 +754,45 @@ impl RowUpdate {
     /// The indices as an `N x 1` i64 tensor of rows to scatter to, and `N`. Where `x`
     /// has no rows every index is out of bounds (the check raises after the call) and
     /// none may reach the scatter: then `N` is 0. Otherwise indices out of bounds are
-    /// sent to row 0, so nothing is ever written out of bounds.
-    fn positions(&self, b: &mut Block) -> Result<(Value, Value), String> {
+    /// sent to row 0, so nothing is ever written out of bounds. The same pass checks the
+    /// indices: it writes a byte per index (1 where out of bounds) that a reduction ORs,
+    /// which reads an eighth of what a second pass over the i64 indices would.
+    fn positions(&self, cx: &mut Context, b: &mut Block) -> Result<(Value, Value), String> {
         let zero = b.constant_index(0);
         let count = b.tensor_dim(&self.idx, 0);
         let no_rows = b.cmpi(CmpI::Eq, &self.n, &zero);
         let m = b.select(&no_rows, &zero, &count);
         let idx = b.tensor_extract_slice(&self.idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
-        let maps = [AffineMap::identity(1), AffineMap::identity(1)];
+        let flags = b.tensor_empty(TensorType::new(vec![None], ScalarType::I8), std::slice::from_ref(&m));
+        let maps = [AffineMap::identity(1), AffineMap::identity(1), AffineMap::identity(1)];
         let (n, id) = (self.n.clone(), self.index_dtype);
-        let wrapped = b
-            .linalg_generic(&[idx], &[empty], &maps, &[IteratorType::Parallel], |body, args| {
-                let (w, ok) = wrap(body, &args[0], id, &n);
-                let first = body.constant_index(0);
-                let w = body.select(&ok, &w, &first);
-                Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64)])
-            })?
-            .remove(0);
+        let mut r = b.linalg_generic(&[idx], &[empty, flags], &maps, &[IteratorType::Parallel], |body, args| {
+            let (w, ok) = wrap(body, &args[0], id, &n);
+            let first = body.constant_index(0);
+            let w = body.select(&ok, &w, &first);
+            let t = body.constant_int(1, ScalarType::I1);
+            let bad = body.arith(Arith::XOrI, &ok, &t);
+            Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64), body.cast(Cast::ExtUI, &bad, ScalarType::I8)])
+        })?;
+        // Where x has no rows no index was wrapped, and any index is out of bounds.
+        let some = b.cmpi(CmpI::Ne, &count, &zero);
+        let missed = b.arith(Arith::AndI, &no_rows, &some);
+        let missed = b.cast(Cast::ExtUI, &missed, ScalarType::I8);
+        let acc = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+        let acc = b.linalg_fill(&missed, &acc);
+        let any = b.linalg_generic(&[r.remove(1)], &[acc], &[AffineMap::identity(1), AffineMap { dims: 1, results: vec![] }], &[IteratorType::Reduction], |body, args| {
+            Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
+        })?;
+        cx.add_check(any[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: format!("{}: index out of bounds for axis 0", self.what) });
+        let wrapped = r.remove(0);
         let positions = b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)]);
         Ok((positions, m))
     }
 
     /// `x` with `y`'s rows scattered onto it with an add.
-    fn add_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
-        let (positions, m) = self.positions(b)?;
+    fn add_by_scatter(&self, cx: &mut Context, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(cx, b)?;
         let (rank, lead, y_ty, x_ty) = (self.rank(), self.lead(), &self.y_ty, &self.x_ty);
         let rest: Vec<Value> = (1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)).collect();
         let region = Region { count: &m, shape: &x_ty.shape[1..], sizes: &rest, element: self.x.tensor().element, dtype: x_ty.dtype };
@@ -833,8 +851,8 @@ impl RowUpdate {
 
     /// The last position among the indices of each row of `x` (-1: none), by scattering
     /// each position onto its row with a max.
-    fn last_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
-        let (positions, m) = self.positions(b)?;
+    fn last_by_scatter(&self, cx: &mut Context, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(cx, b)?;
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
         let order = b
             .linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {
