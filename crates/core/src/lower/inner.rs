@@ -42,6 +42,7 @@ pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph
         refusal: None,
         exceptions: std::mem::take(&mut cx.exceptions),
         writes_inputs: cx.writes_inputs,
+        written_inputs: cx.written_inputs.take(),
     };
     for (iv, v, dims, known) in bound {
         icx.define(iv, v, dims);
@@ -72,6 +73,7 @@ pub fn op_from_graph(cx: &mut Context, b: &mut Block, node: &Node, inner: &Graph
     cx.dim_exprs = icx.dim_exprs;
     cx.exceptions = icx.exceptions;
     cx.writes_inputs = icx.writes_inputs;
+    cx.written_inputs = icx.written_inputs;
     for (&o, (mut v, dims, known, i_ty)) in node.outputs.iter().zip(result?) {
         let o_ty = cx.graph.ty(o).clone();
         if tensor_type(&o_ty) != tensor_type(&i_ty) {
