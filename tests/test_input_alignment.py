@@ -100,3 +100,31 @@ def test_graphs_that_write_an_input_leave_it_alone(driver):
         assert_all_same([f"{name} at offset {offset}" for name in names], got, want)
         for a, b in zip(placed, values):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_only_the_inputs_written_are_copied(driver):
+    # A scatter onto the input x copies x alone: its indices and updates are imported as
+    # the caller's bytes. Where the destination is not an input itself (x + 1) every
+    # input is copied, as before. The caller's arrays never change, also where one array is given
+    # as both x and y.
+    x, y, i = pt.dvector("x"), pt.dvector("y"), pt.lvector("i")
+    rng = np.random.default_rng(3)
+    values = [at_offset(rng.normal(size=50), 0), at_offset(rng.normal(size=20), 0), at_offset(rng.integers(-49, 49, size=20), 0)]
+    for out, copies in [(pt.inc_subtensor(x[i], y), 1), (pt.inc_subtensor((x + 1)[i], y), 3)]:
+        f = pytensor.function([x, y, i], out, mode=DRIVERS[driver])
+        ref = pytensor.function([x, y, i], out, mode=C)
+        kept = [a.copy() for a in values]
+        before = _core.input_copies()
+        got = f(*values)
+        assert _core.input_copies() - before == copies
+        assert_all_same(["scatter"], [got], [ref(*values)])
+        for a, b in zip(values, kept):
+            np.testing.assert_array_equal(a, b)
+    f = pytensor.function([x, y, i], pt.inc_subtensor(x[i], y), mode=DRIVERS[driver])
+    ref = pytensor.function([x, y, i], pt.inc_subtensor(x[i], y), mode=C)
+    same = at_offset(rng.normal(size=20), 0)
+    kept = same.copy()
+    idx = at_offset(rng.integers(-20, 20, size=20), 0)
+    assert_all_same(["scatter onto its own updates"], [f(same, same, idx)], [ref(kept, kept, idx)])
+    np.testing.assert_array_equal(same, kept)

@@ -493,3 +493,71 @@ def test_permute_row_elements_like_c():
         assert isinstance(got, IndexError)
     got, _ = raises_like(f, ref, [xv, np.zeros((2, 4), "int64"), np.arange(4)])
     assert isinstance(got, ValueError)
+
+
+def test_gather_check_sees_every_position_of_long_index_vectors():
+    # The bounds check is folded into the gather (a flag per index, ORed after): one bad
+    # index anywhere in a vector longer than any tile (first, middle, the ragged tail)
+    # raises, in either of two gathers of one function, as the C backend does.
+    x = pt.matrix("x", dtype="float64")
+    v = pt.tensor("v", shape=(5,), dtype="float64")
+    i = pt.vector("i", dtype="int64")
+    j = pt.vector("j", dtype="int32")
+    f, ref = compile_both([x, v, i, j], [x[i], v[j]])
+    n = 1003
+    rng = np.random.default_rng(1)
+    good_i = rng.integers(-4, 4, n)
+    good_j = rng.integers(-5, 5, n).astype("int32")
+    args = [values((4, 2), "float64"), np.array([np.nan, -0.0, np.inf, -np.inf, 5e-324]), good_i, good_j]
+    for g, w in zip(f(*args), ref(*args)):
+        assert_same(g, w)
+    for pos in [0, 517, n - 1]:
+        for bad in [4, -5, np.iinfo("int64").min]:
+            bi = good_i.copy()
+            bi[pos] = bad
+            got, _ = raises_like(f, ref, [args[0], args[1], bi, good_j])
+            assert isinstance(got, IndexError)
+        for bad in [5, -6, np.iinfo("int32").max]:
+            bj = good_j.copy()
+            bj[pos] = bad
+            got, _ = raises_like(f, ref, [args[0], args[1], good_i, bj])
+            assert isinstance(got, IndexError)
+
+
+def test_scatter_check_sees_every_position_of_long_index_vectors():
+    # The scatters check their indices in the pass that wraps them (a flag per index,
+    # ORed after): one bad index anywhere in a long vector raises for the increment and
+    # the assignment, and so does any index into an x without rows, as the C backend does.
+    x = pt.vector("x", dtype="float64")
+    y = pt.vector("y", dtype="float64")
+    i = pt.vector("i", dtype="int64")
+    j = pt.vector("j", dtype="int32")
+    f, ref = compile_both([x, y, i, j], [pt.inc_subtensor(x[i], y), pt.set_subtensor(x[j], y)])
+    n = 1003
+    rng = np.random.default_rng(2)
+    good_i = rng.integers(-6, 6, n)
+    good_j = rng.integers(-6, 6, n).astype("int32")
+    xv = np.array([np.nan, -0.0, np.inf, -np.inf, 5e-324, 1.0])
+    yv = values((n,), "float64")
+    for g, w in zip(f(xv, yv, good_i, good_j), ref(xv, yv, good_i, good_j)):
+        assert_same(g, w)
+    for pos in [0, 517, n - 1]:
+        for bad in [6, -7, np.iinfo("int64").min]:
+            bi = good_i.copy()
+            bi[pos] = bad
+            got, _ = raises_like(f, ref, [xv, yv, bi, good_j])
+            assert isinstance(got, IndexError)
+        for bad in [6, -7, np.iinfo("int32").max]:
+            bj = good_j.copy()
+            bj[pos] = bad
+            got, _ = raises_like(f, ref, [xv, yv, good_i, bj])
+            assert isinstance(got, IndexError)
+    for bi, bj in [([0], [0]), ([-1], [0])]:
+        got, _ = raises_like(f, ref, [np.array([]), yv[:1], np.array(bi), np.array(bj, dtype="int32")])
+        assert isinstance(got, IndexError)
+    g, gref = compile_both([x, y, i], pt.inc_subtensor(x[i], y))
+    got, _ = raises_like(g, gref, [np.array([]), yv[:2], np.array([0, -1])])
+    assert isinstance(got, IndexError)
+    empty = [np.array([]), np.array([]), np.array([], dtype="int64"), np.array([], dtype="int32")]
+    for g, w in zip(f(*empty), ref(*empty)):
+        assert_same(g, w)

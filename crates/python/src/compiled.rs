@@ -103,7 +103,7 @@ pub fn compile_graph(py: Python<'_>, export_json: &str, driver: &str, compiler_l
     check_dtypes(&lowered, &target, &description)?;
     let compiler = backend::compiler(Path::new(compiler_library))?;
     let (vmfb, _, flags) = compile(py, &lowered, &target, compiler)?;
-    let module = Module::load_as(execution_model(&lowered, &target), device, vmfb).map_err(runtime_error)?.with_private_inputs(lowered.writes_inputs).with_input_alignment(target.input_alignment());
+    let module = Module::load_as(execution_model(&lowered, &target), device, vmfb).map_err(runtime_error)?.with_private_inputs(lowered.writes_inputs).with_private_inputs_only(lowered.written_inputs.clone()).with_input_alignment(target.input_alignment());
     let function = module.function(ENTRY).map_err(runtime_error)?;
     let input_descrs = lowered.inputs.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;
     let result_descrs = lowered.results.iter().map(|t| descr(py, t.dtype)).collect::<PyResult<_>>()?;

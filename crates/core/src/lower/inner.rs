@@ -73,6 +73,7 @@ pub(super) fn lower_graph(
         exceptions: std::mem::take(&mut cx.exceptions),
         writes_inputs: cx.writes_inputs,
         optimization_barriers: cx.optimization_barriers,
+        written_inputs: cx.written_inputs.take(),
     };
     for (iv, v, dims, known) in bound {
         icx.define(iv, v, dims);
@@ -104,5 +105,6 @@ pub(super) fn lower_graph(
     cx.exceptions = icx.exceptions;
     cx.writes_inputs = icx.writes_inputs;
     cx.optimization_barriers = icx.optimization_barriers;
+    cx.written_inputs = icx.written_inputs;
     result
 }

@@ -92,6 +92,9 @@ pub struct Lowered {
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
     pub writes_inputs: bool,
+    /// Which inputs those destinations are, where each is an argument itself; `None`
+    /// where one may be a value derived from an argument (then any input may be written).
+    pub written_inputs: Option<Vec<usize>>,
     /// The exception classes `ErrorKind::Raise` refers to, by `module.QualName`.
     pub exceptions: Vec<String>,
 }
@@ -115,6 +118,8 @@ pub struct Context<'g> {
     writes_inputs: bool,
     /// See [`Lowered::optimization_barriers`].
     optimization_barriers: bool,
+    /// See [`Lowered::written_inputs`].
+    written_inputs: Option<Vec<usize>>,
     /// See `Lowered::exceptions`.
     exceptions: Vec<String>,
 }
@@ -139,6 +144,12 @@ impl<'g> Context<'g> {
     /// input's buffer: see [`Lowered::writes_inputs`].
     pub fn destination(&mut self, value: &Value) -> Value {
         self.writes_inputs = true;
+        // Only the inputs written need private copies: a scatter onto x leaves its index
+        // and update inputs as the caller's bytes (each copy is a memcpy per call).
+        match (value.arg_index(), &mut self.written_inputs) {
+            (Some(k), Some(list)) => list.push(k),
+            _ => self.written_inputs = None,
+        }
         value.clone()
     }
 
@@ -518,6 +529,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         refusal: None,
         writes_inputs: false,
         optimization_barriers: false,
+        written_inputs: Some(Vec::new()),
         exceptions: Vec::new(),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
@@ -575,6 +587,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         constant_tensors: has_constant_tensors(graph),
         optimization_barriers: cx.optimization_barriers || graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
         writes_inputs: cx.writes_inputs,
+        written_inputs: cx.written_inputs,
         exceptions: cx.exceptions,
     })
 }

@@ -581,7 +581,10 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
     let x = cx.value(b, x_var)?;
     let idx = cx.value(b, i_var)?;
     let n = b.tensor_dim(&x, 0);
-    check_indices(cx, b, &idx, i_ty.dtype, &n, "AdvancedSubtensor1");
+    if x_ty.shape[0] == Some(0) {
+        // No rows: nothing is read, every index is out of bounds.
+        check_indices(cx, b, &idx, i_ty.dtype, &n, "AdvancedSubtensor1");
+    }
     let rank = out_ty.ndim();
     let mut sizes = Vec::new();
     for k in 0..rank {
@@ -595,27 +598,54 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
     // raises after the call; the element is zeroed), so that IREE vectorizes it as a
     // gather: an `scf.if` around it (guarded_extract) kept the kernel scalar, and a gather
     // reading its result failed to compile. Row 0 exists only where x has rows.
-    let gather = |b: &mut Block, idx: &Value, init: &Value| {
-        let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank)];
+    // The bounds check is folded into the gather, which also writes a byte per index
+    // (1 where it is out of bounds) that a reduction then ORs: reading the 1-byte flags
+    // again costs an eighth of reading the i64 indices a second time in a separate check.
+    let idx_all = idx.clone();
+    let gather = |cx: &mut Context, b: &mut Block, idx: &Value, init: &Value, count: &Value, no_rows: &Value| {
+        let flags = b.tensor_empty(TensorType::new(vec![None], ScalarType::I8), std::slice::from_ref(count));
+        let maps = [AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }, AffineMap::identity(rank), AffineMap { dims: rank, results: vec![AffineExpr::Dim(0)] }];
         let (x, n, dtype) = (x.clone(), n.clone(), i_ty.dtype);
-        b.linalg_generic(std::slice::from_ref(idx), std::slice::from_ref(init), &maps, &vec![IteratorType::Parallel; rank], |body, args| {
-            let (w, ok) = wrap(body, &args[0], dtype, &n);
-            let first = body.constant_index(0);
-            let mut src = vec![body.select(&ok, &w, &first)];
-            src.extend((1..rank).map(|k| body.linalg_index(k)));
-            let e = body.tensor_extract(&x, &src);
-            let zero = zero_of(body, e.scalar());
-            Ok::<_, String>(vec![body.select(&ok, &e, &zero)])
-        })
-        .expect("the gather's body cannot fail")
-        .remove(0)
+        let mut r = b
+            .linalg_generic(std::slice::from_ref(idx), &[init.clone(), flags], &maps, &vec![IteratorType::Parallel; rank], |body, args| {
+                let (w, ok) = wrap(body, &args[0], dtype, &n);
+                let first = body.constant_index(0);
+                let mut src = vec![body.select(&ok, &w, &first)];
+                src.extend((1..rank).map(|k| body.linalg_index(k)));
+                let e = body.tensor_extract(&x, &src);
+                let zero = zero_of(body, e.scalar());
+                let t = body.constant_int(1, ScalarType::I1);
+                let bad = body.arith(Arith::XOrI, &ok, &t);
+                Ok::<_, String>(vec![body.select(&ok, &e, &zero), body.cast(Cast::ExtUI, &bad, ScalarType::I8)])
+            })
+            .expect("the gather's body cannot fail");
+        let flags = r.remove(1);
+        // Where x has no rows no index reached the gather, and any index is out of bounds.
+        let idx_count = b.tensor_dim(&idx_all, 0);
+        let zero = b.constant_index(0);
+        let some = b.cmpi(CmpI::Ne, &idx_count, &zero);
+        let missed = b.arith(Arith::AndI, no_rows, &some);
+        let missed = b.cast(Cast::ExtUI, &missed, ScalarType::I8);
+        let empty = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+        let acc = b.linalg_fill(&missed, &empty);
+        let any = b
+            .linalg_generic(&[flags], &[acc], &[AffineMap::identity(1), AffineMap { dims: 1, results: vec![] }], &[IteratorType::Reduction], |body, args| {
+                Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
+            })
+            .expect("the check's body cannot fail");
+        cx.add_check(any[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: "AdvancedSubtensor1: index out of bounds for axis 0".into() });
+        r.remove(0)
     };
     let r = match x_ty.shape[0] {
         Some(0) => {
             let zero = zero_of(b, out_tt.element);
             b.linalg_fill(&zero, &init)
         }
-        Some(_) => gather(b, &idx, &init),
+        Some(_) => {
+            let count = b.tensor_dim(&idx, 0);
+            let no_rows = b.constant_int(0, ScalarType::I1);
+            gather(cx, b, &idx, &init, &count, &no_rows)
+        }
         None => {
             // Rows known at run time: where there are none, no index is read (m = 0 of
             // them; every index is out of bounds then and the check raises, so the rows
@@ -628,10 +658,10 @@ pub fn advanced_subtensor1(cx: &mut Context, b: &mut Block, node: &Node) -> Resu
             let idx_m = b.tensor_extract_slice(&idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
             let mut part_shape = out_tt.shape.clone();
             part_shape[0] = None;
-            let mut part_sizes = vec![m];
+            let mut part_sizes = vec![m.clone()];
             part_sizes.extend((1..rank).filter(|&k| out_ty.shape[k].is_none()).map(|k| b.tensor_dim(&x, k)));
             let part = b.tensor_empty(TensorType::new(part_shape, out_tt.element), &part_sizes);
-            let g = gather(b, &idx_m, &part);
+            let g = gather(cx, b, &idx_m, &part, &m, &no_rows);
             let offsets = vec![IndexArg::Const(0); rank];
             b.tensor_insert_slice(&g, &init, &offsets)
         }
@@ -678,15 +708,18 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
         }
     }
     let n = b.tensor_dim(&x, 0);
-    check_indices(cx, b, &idx, i_ty.dtype, &n, what);
+    if !scalar::has_scatter() {
+        // The scatters check their indices as they wrap them (`positions`).
+        check_indices(cx, b, &idx, i_ty.dtype, &n, what);
+    }
     // The increment accumulates into x itself.
     let x = if set { x } else { cx.destination(&x) };
-    let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype };
+    let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype, what };
     let r = match (set, scalar::has_scatter()) {
-        (false, true) => rows.add_by_scatter(b)?,
+        (false, true) => rows.add_by_scatter(cx, b)?,
         (false, false) => rows.add_by_reduction(b)?,
         (true, scatter) => {
-            let last = if scatter { rows.last_by_scatter(b)? } else { rows.last_by_reduction(b)? };
+            let last = if scatter { rows.last_by_scatter(cx, b)? } else { rows.last_by_reduction(b)? };
             rows.take_last(b, last)?
         }
     };
@@ -705,6 +738,7 @@ struct RowUpdate {
     x_ty: crate::ir::TensorType,
     y_ty: crate::ir::TensorType,
     index_dtype: DType,
+    what: &'static str,
 }
 
 impl RowUpdate {
@@ -720,31 +754,45 @@ impl RowUpdate {
     /// The indices as an `N x 1` i64 tensor of rows to scatter to, and `N`. Where `x`
     /// has no rows every index is out of bounds (the check raises after the call) and
     /// none may reach the scatter: then `N` is 0. Otherwise indices out of bounds are
-    /// sent to row 0, so nothing is ever written out of bounds.
-    fn positions(&self, b: &mut Block) -> Result<(Value, Value), String> {
+    /// sent to row 0, so nothing is ever written out of bounds. The same pass checks the
+    /// indices: it writes a byte per index (1 where out of bounds) that a reduction ORs,
+    /// which reads an eighth of what a second pass over the i64 indices would.
+    fn positions(&self, cx: &mut Context, b: &mut Block) -> Result<(Value, Value), String> {
         let zero = b.constant_index(0);
         let count = b.tensor_dim(&self.idx, 0);
         let no_rows = b.cmpi(CmpI::Eq, &self.n, &zero);
         let m = b.select(&no_rows, &zero, &count);
         let idx = b.tensor_extract_slice(&self.idx, &[IndexArg::Const(0)], &[IndexArg::Dyn(m.clone())]);
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
-        let maps = [AffineMap::identity(1), AffineMap::identity(1)];
+        let flags = b.tensor_empty(TensorType::new(vec![None], ScalarType::I8), std::slice::from_ref(&m));
+        let maps = [AffineMap::identity(1), AffineMap::identity(1), AffineMap::identity(1)];
         let (n, id) = (self.n.clone(), self.index_dtype);
-        let wrapped = b
-            .linalg_generic(&[idx], &[empty], &maps, &[IteratorType::Parallel], |body, args| {
-                let (w, ok) = wrap(body, &args[0], id, &n);
-                let first = body.constant_index(0);
-                let w = body.select(&ok, &w, &first);
-                Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64)])
-            })?
-            .remove(0);
+        let mut r = b.linalg_generic(&[idx], &[empty, flags], &maps, &[IteratorType::Parallel], |body, args| {
+            let (w, ok) = wrap(body, &args[0], id, &n);
+            let first = body.constant_index(0);
+            let w = body.select(&ok, &w, &first);
+            let t = body.constant_int(1, ScalarType::I1);
+            let bad = body.arith(Arith::XOrI, &ok, &t);
+            Ok::<_, String>(vec![body.index_cast(&w, ScalarType::I64), body.cast(Cast::ExtUI, &bad, ScalarType::I8)])
+        })?;
+        // Where x has no rows no index was wrapped, and any index is out of bounds.
+        let some = b.cmpi(CmpI::Ne, &count, &zero);
+        let missed = b.arith(Arith::AndI, &no_rows, &some);
+        let missed = b.cast(Cast::ExtUI, &missed, ScalarType::I8);
+        let acc = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+        let acc = b.linalg_fill(&missed, &acc);
+        let any = b.linalg_generic(&[r.remove(1)], &[acc], &[AffineMap::identity(1), AffineMap { dims: 1, results: vec![] }], &[IteratorType::Reduction], |body, args| {
+            Ok::<_, String>(vec![body.arith(Arith::OrI, &args[0], &args[1])])
+        })?;
+        cx.add_check(any[0].clone(), RuntimeCheck { kind: ErrorKind::Index, message: format!("{}: index out of bounds for axis 0", self.what) });
+        let wrapped = r.remove(0);
         let positions = b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)]);
         Ok((positions, m))
     }
 
     /// `x` with `y`'s rows scattered onto it with an add.
-    fn add_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
-        let (positions, m) = self.positions(b)?;
+    fn add_by_scatter(&self, cx: &mut Context, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(cx, b)?;
         let (rank, lead, y_ty, x_ty) = (self.rank(), self.lead(), &self.y_ty, &self.x_ty);
         let rest: Vec<Value> = (1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)).collect();
         let region = Region { count: &m, shape: &x_ty.shape[1..], sizes: &rest, element: self.x.tensor().element, dtype: x_ty.dtype };
@@ -803,8 +851,8 @@ impl RowUpdate {
 
     /// The last position among the indices of each row of `x` (-1: none), by scattering
     /// each position onto its row with a max.
-    fn last_by_scatter(&self, b: &mut Block) -> Result<Value, String> {
-        let (positions, m) = self.positions(b)?;
+    fn last_by_scatter(&self, cx: &mut Context, b: &mut Block) -> Result<Value, String> {
+        let (positions, m) = self.positions(cx, b)?;
         let empty = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
         let order = b
             .linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |body, _| {

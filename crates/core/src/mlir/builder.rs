@@ -18,6 +18,11 @@ impl Value {
         &self.ty
     }
 
+    /// The position of the entry function's argument this value is, if it is one.
+    pub fn arg_index(&self) -> Option<usize> {
+        self.name.strip_prefix("%arg")?.parse().ok()
+    }
+
     /// The scalar type of a scalar value; calling this on a tensor is a lowering bug.
     pub fn scalar(&self) -> ScalarType {
         match &self.ty {

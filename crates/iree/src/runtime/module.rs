@@ -30,6 +30,9 @@ pub struct Module {
     /// Whether every input is passed as a private copy, never as the caller's own bytes
     /// (see [`Module::with_private_inputs`]).
     private_inputs: bool,
+    /// The only inputs passed as private copies where `private_inputs` (see
+    /// [`Module::with_private_inputs_only`]); `None`: all of them.
+    private_only: Option<Vec<usize>>,
     /// The alignment the module's code assumes of its input buffers (see
     /// [`Module::with_input_alignment`]).
     input_alignment: usize,
@@ -169,6 +172,7 @@ impl Module {
             imports,
             fpu_guard,
             private_inputs: false,
+            private_only: None,
             input_alignment: IMPORT_ALIGNMENT,
             _vmfb: vmfb,
         };
@@ -185,6 +189,13 @@ impl Module {
     /// an aligned host array is otherwise imported as is.
     pub fn with_private_inputs(mut self, private: bool) -> Module {
         self.private_inputs = private;
+        self
+    }
+
+    /// Restricts [`Module::with_private_inputs`] to the inputs at `positions` (those the
+    /// module may write into); `None` keeps all of them private.
+    pub fn with_private_inputs_only(mut self, positions: Option<Vec<usize>>) -> Module {
+        self.private_only = positions;
         self
     }
 
@@ -255,11 +266,11 @@ impl Module {
         let mut session = self.take_session()?;
         let result = if self.fpu_guard {
             let fpu = crate::fpu::iree_fpu_state_push(0);
-            let result = session.call(&self.device, function, inputs, self.private_inputs, self.input_alignment);
+            let result = session.call(&self.device, function, inputs, self.private_inputs, self.private_only.as_deref(), self.input_alignment);
             crate::fpu::iree_fpu_state_pop(fpu);
             result
         } else {
-            session.call(&self.device, function, inputs, self.private_inputs, self.input_alignment)
+            session.call(&self.device, function, inputs, self.private_inputs, self.private_only.as_deref(), self.input_alignment)
         };
         session.clear();
         // A failed invocation may leave module state half-initialized: drop that context.
@@ -396,10 +407,12 @@ impl Session {
         function: &Function,
         inputs: &[HostInput<'_>],
         private_inputs: bool,
+        private_only: Option<&[usize]>,
         input_alignment: usize,
     ) -> Result<Vec<OutputBuffer>, RuntimeError> {
         for (index, input) in inputs.iter().enumerate() {
-            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging, private_inputs, input_alignment)?;
+            let private = private_inputs && private_only.is_none_or(|only| only.contains(&index));
+            let (buffer_view, imported) = input_view(device, index, input, &mut self.staging, private, input_alignment)?;
             self.imports.extend(imported);
             // SAFETY: on success the list takes over our reference to the view (move); a
             // failed push (allocation, type) leaves it with us, released below.
