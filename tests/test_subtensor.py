@@ -561,3 +561,25 @@ def test_scatter_check_sees_every_position_of_long_index_vectors():
     empty = [np.array([]), np.array([]), np.array([], dtype="int64"), np.array([], dtype="int32")]
     for g, w in zip(f(*empty), ref(*empty)):
         assert_same(g, w)
+
+
+@pytest.mark.parametrize("index_dtype", ["int8", "uint16", "int32", "int64"])
+def test_increments_into_a_slice_of_an_input(index_dtype):
+    """`inc_subtensor(m[1:][i], y)` and friends scatter into a view of an input: IREE 3.13
+    failed to compile that ("stack allocation size overflows 64 bits") for every index
+    dtype, one and several index arrays, inc and set; compared with the C backend,
+    repeated indices included."""
+    m = pt.dmatrix("m")
+    i = pt.vector("i", dtype=index_dtype)
+    j = pt.vector("j", dtype=index_dtype)
+    s = pt.dscalar("s")
+    outs = [
+        pt.inc_subtensor(m[1:][i], s),
+        pt.set_subtensor(m[1:][i], s),
+        pt.inc_subtensor(m[::2][i], m[0]),
+        pt.inc_subtensor(m[1:][i, j], s),
+        pt.set_subtensor(m[:, 1:][i, j], s),
+    ]
+    rng = np.random.default_rng(21)
+    values = [rng.normal(size=(5, 3)), np.array([0, 2, 2, 1], dtype=index_dtype), np.array([1, 0, 1, 1], dtype=index_dtype), 2.5]
+    check([m, i, j, s], outs, values)

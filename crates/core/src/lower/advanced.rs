@@ -12,7 +12,7 @@
 //! (whose result size depends on the data) are refused.
 
 use super::shapes::{Dim, DimExpr};
-use super::subtensor::{add_element, check, check_indices_on_axis, guarded_extract, scatter_updates, slice_axis, wrap, Region, SliceAxis};
+use super::subtensor::{add_element, check, check_indices_on_axis, gathered_copy, guarded_extract, is_slice, scatter_updates, slice_axis, wrap, Region, SliceAxis};
 use super::{scalar, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{IdxEntry, Node, TensorType as IrType, VarId};
@@ -364,7 +364,8 @@ pub fn advanced_inc_subtensor(cx: &mut Context, b: &mut Block, node: &Node, idx_
         let last = last_rows(b, &x, &x_ty, &positions, &count, depth)?;
         take_rows(b, &x, &x_ty, &last, &updates, depth)?
     } else {
-        let dest = cx.destination(&x);
+        // A slice of another tensor gets a tensor of its own first (see subtensor.rs).
+        let dest = if is_slice(cx, x_var) { gathered_copy(b, &x)? } else { cx.destination(&x) };
         b.scatter(&updates, &positions, &dest, false, |body, update, current| Ok::<_, String>(add_element(body, current, update, xd)))?
     };
     let dims = cx.dims(x_var);

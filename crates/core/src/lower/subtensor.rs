@@ -10,7 +10,7 @@ use super::scalar::{self, Scalar};
 use super::shapes::{Dim, DimExpr};
 use super::{tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
-use crate::ir::{IdxEntry, Node, VarId};
+use crate::ir::{IdxEntry, Node, Op, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IndexArg, IteratorType, ScalarType, TensorType, Value};
 
 // ---- helpers shared with basic.rs and shape.rs ----
@@ -712,8 +712,16 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
         // The scatters check their indices as they wrap them (`positions`).
         check_indices(cx, b, &idx, i_ty.dtype, &n, what);
     }
-    // The increment accumulates into x itself.
-    let x = if set { x } else { cx.destination(&x) };
+    // The increment accumulates into x itself; a slice of another tensor first becomes a
+    // tensor of its own (IREE 3.13 fails to compile a scatter into a strided view of an
+    // argument, "stack allocation size overflows 64 bits": `inc_subtensor(m[1:][i], y)`).
+    let x = if set {
+        x
+    } else if is_slice(cx, x_var) {
+        gathered_copy(b, &x)?
+    } else {
+        cx.destination(&x)
+    };
     let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype, what };
     let r = match (set, scalar::has_scatter()) {
         (false, true) => rows.add_by_scatter(cx, b)?,
@@ -726,6 +734,25 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
     let dims = cx.dims(x_var);
     cx.define(out, r, dims);
     Ok(())
+}
+
+/// Whether `var` is a `Subtensor`'s result (a view of another tensor).
+pub(super) fn is_slice(cx: &Context, var: VarId) -> bool {
+    cx.graph.nodes.iter().any(|n| matches!(n.op, Op::Subtensor { .. }) && n.outputs.contains(&var))
+}
+
+/// A copy of `t` as a kernel that reads it element by element (an identity copy IREE
+/// would fold back into the view).
+pub(super) fn gathered_copy(b: &mut Block, t: &Value) -> Result<Value, String> {
+    let rank = t.tensor().rank();
+    let sizes: Vec<Value> = (0..rank).filter(|&a| t.tensor().shape[a].is_none()).map(|a| b.tensor_dim(t, a)).collect();
+    let init = b.tensor_empty(t.tensor().clone(), &sizes);
+    let source = t.clone();
+    let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
+        let index: Vec<Value> = (0..rank).map(|a| body.linalg_index(a)).collect();
+        Ok::<_, String>(vec![body.tensor_extract(&source, &index)])
+    })?;
+    Ok(r[0].clone())
 }
 
 /// The operands of an `AdvancedIncSubtensor1`: `x`, whose rows `idx` names (along axis 0,
