@@ -23,6 +23,7 @@
 //! float32 lanes run this in float64 where the target has float64 math (else in float32,
 //! with the two-float steps in float32).
 
+use super::bessel_jv;
 use super::bessel_real::dd_add;
 use super::exp_log::{exp_double, log1p};
 use super::trig;
@@ -259,26 +260,9 @@ fn cos_sin_dd(f: &mut F, h: &Value, l: &Value) -> (Value, Value) {
 ///   x - v exact (Sterbenz) and w = sqrt((x - v)(x + v)) in two floats.
 fn phase(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
     let zero = f.c(0.0);
-    let half = f.c(0.5);
     let a = asin_coefficients();
     // Far: chi and delta.
-    let quarter = f.c(0.25);
-    let tau = f.fma(v, &half, &quarter);
-    let th = f.mul(&tau, &half);
-    let th = f.floor(&th);
-    let minus_two = f.c(-2.0);
-    let tau = f.fma(&th, &minus_two, &tau);
-    let pi = f.c(std::f64::consts::PI);
-    let pt = f.mul(&pi, &tau);
-    let cp = trig::cos(f.b, &pt);
-    let sp = trig::sin(f.b, &pt);
-    let cx = trig::cos(f.b, x);
-    let sx = trig::sin(f.b, x);
-    let cx_cp = f.mul(&cx, &cp);
-    let cos_chi = f.fma(&sx, &sp, &cx_cp);
-    let cx_sp = f.mul(&cx, &sp);
-    let minus = f.neg(&cx_sp);
-    let sin_chi = f.fma(&sx, &cp, &minus);
+    let (cos_chi, sin_chi) = bessel_jv::hankel_phase(f, v, x);
     let (vv, vv_lo) = f.two_prod(v, v);
     let (q, q_lo) = f.div_double(&vv, Some(&vv_lo), x, &zero);
     let (t, t_lo) = f.div_double(&q, Some(&q_lo), x, &zero);

@@ -417,6 +417,32 @@ fn cmul(f: &mut F, a: &Value, b: &Value, c: &Value, d: &Value) -> (Value, Value)
     (re, im)
 }
 
+/// (cos chi, sin chi) for chi = x - pi t, t = order/2 + 1/4 reduced mod 2 (the phase of
+/// Hankel's and Debye's large-argument forms), from exactly reduced sin and cos of x and of
+/// pi t.
+pub(super) fn hankel_phase(f: &mut F, order: &Value, x: &Value) -> (Value, Value) {
+    let half = f.c(0.5);
+    let quarter = f.c(0.25);
+    let two = f.c(2.0);
+    let t = f.fma(order, &half, &quarter);
+    let th = f.mul(&t, &half);
+    let th = f.floor(&th);
+    let minus = f.neg(&two);
+    let t = f.fma(&th, &minus, &t);
+    let pi = f.c(std::f64::consts::PI);
+    let pt = f.mul(&pi, &t);
+    let cp = trig::cos(f.b, &pt);
+    let sp = trig::sin(f.b, &pt);
+    let cx = trig::cos(f.b, x);
+    let sx = trig::sin(f.b, x);
+    let cx_cp = f.mul(&cx, &cp);
+    let cos_chi = f.fma(&sx, &sp, &cx_cp);
+    let cx_sp = f.mul(&cx, &sp);
+    let minus = f.neg(&cx_sp);
+    let sin_chi = f.fma(&sx, &cp, &minus);
+    (cos_chi, sin_chi)
+}
+
 /// Hankel's (J_n, Y_n, ok) for x >= 32, x >= n^2 / 6 (see the module comment).
 /// `order` (n or -n) sets the phase: the expansion holds for negative orders as they are,
 /// which saves the reflection's cancellation.
@@ -483,26 +509,7 @@ fn hankel(f: &mut F, n: &Value, order: &Value, x: &Value) -> (Value, Value, Valu
     let limit = f.c(HANKEL_TERMS);
     let ok = f.cmp(CmpF::Olt, &done[0], &limit);
     let (p, q) = (done[2].clone(), done[3].clone());
-    // chi = x - pi t, t = n/2 + 1/4 mod 2.
-    let half = f.c(0.5);
-    let quarter = f.c(0.25);
-    let two = f.c(2.0);
-    let t = f.fma(order, &half, &quarter);
-    let th = f.mul(&t, &half);
-    let th = f.floor(&th);
-    let minus = f.neg(&two);
-    let t = f.fma(&th, &minus, &t);
-    let pi = f.c(std::f64::consts::PI);
-    let pt = f.mul(&pi, &t);
-    let cp = trig::cos(f.b, &pt);
-    let sp = trig::sin(f.b, &pt);
-    let cx = trig::cos(f.b, x);
-    let sx = trig::sin(f.b, x);
-    let cx_cp = f.mul(&cx, &cp);
-    let cos_chi = f.fma(&sx, &sp, &cx_cp);
-    let cx_sp = f.mul(&cx, &sp);
-    let minus = f.neg(&cx_sp);
-    let sin_chi = f.fma(&sx, &cp, &minus);
+    let (cos_chi, sin_chi) = hankel_phase(f, order, x);
     let c = f.c(SQRT_2_OVER_PI);
     let root = f.sqrt(x);
     let amp = f.div(&c, &root);
