@@ -125,23 +125,12 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let start = b.linalg_fill(&zero.value, &empty);
         let start = cx.barrier(b, &start);
         let (first, step) = (b.constant_index(0), b.constant_index(1));
-        let mut failed = None;
         let checks_before = cx.checks.len();
         let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
-            match batch_step(cx, body, &graph, i, &args[0], Carried::Output(k), &values, &in_tys, &in_dims, &sizes, batch, name) {
-                Ok((next, dropped)) => {
-                    raised = dropped;
-                    vec![next]
-                }
-                Err(e) => {
-                    failed = Some(e);
-                    args.to_vec()
-                }
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
+            let (next, dropped) = batch_step(cx, body, &graph, i, &args[0], Carried::Output(k), &values, &in_tys, &in_dims, &sizes, batch, name)?;
+            raised = dropped;
+            Ok::<_, String>(vec![next])
+        })?;
         let want = tensor_type(&out_tys[k]);
         let result = if *r[0].tensor() == want { r[0].clone() } else { b.tensor_cast(&r[0], want) };
         let mut out_dims = dims.clone();
@@ -157,19 +146,10 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let start = b.linalg_fill(&none, &e);
         let start = cx.barrier(b, &start);
         let (first, step) = (b.constant_index(0), b.constant_index(1));
-        let mut failed = None;
         let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
-            match batch_step(cx, body, &graph, i, &args[0], Carried::Check(c), &values, &in_tys, &in_dims, &sizes, batch, name) {
-                Ok((next, _)) => vec![next],
-                Err(e) => {
-                    failed = Some(e);
-                    args.to_vec()
-                }
-            }
-        });
-        if let Some(e) = failed {
-            return Err(e);
-        }
+            let (next, _) = batch_step(cx, body, &graph, i, &args[0], Carried::Check(c), &values, &in_tys, &in_dims, &sizes, batch, name)?;
+            Ok::<_, String>(vec![next])
+        })?;
         cx.add_check(r[0].clone(), check);
     }
     Ok(())

@@ -141,7 +141,6 @@ fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) ->
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let a = a.clone();
     let n = n.clone();
-    let mut failed = None;
     let r = b.scf_for(&first, &n, &step, &[start], |body, j, args| {
         let l = &args[0];
         let m = body.arith(Arith::SubI, &n, j);
@@ -168,13 +167,7 @@ fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) ->
                 map(1, &[AffineExpr::Constant(0), AffineExpr::Dim(0)]),
             )
         };
-        let sums = match dots(body, &part, &own, part_map, own_map, &m) {
-            Ok(s) => s,
-            Err(e) => {
-                failed = Some(e);
-                return vec![l.clone()];
-            }
-        };
+        let sums = dots(body, &part, &own, part_map, own_map, &m)?;
         let init = body.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&m));
         // a_jj and its sum are read through constant maps (IREE's vectorizer mistypes a
         // tensor.extract at a loop-invariant index here).
@@ -195,20 +188,10 @@ fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) ->
             let row = g.linalg_index(0);
             let on_diagonal = g.cmpi(CmpI::Eq, &row, &c0);
             Ok::<_, String>(vec![g.select(&on_diagonal, &l_jj, &below)])
-        });
-        let column = match column {
-            Ok(c) => c[0].clone(),
-            Err(e) => {
-                failed = Some(e);
-                return vec![l.clone()];
-            }
-        };
-        let column = as_matrix(body, &column, &m, lower);
-        vec![body.tensor_insert_slice(&column, l, &[dj.clone(), dj])]
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
+        })?;
+        let column = as_matrix(body, &column[0], &m, lower);
+        Ok::<_, String>(vec![body.tensor_insert_slice(&column, l, &[dj.clone(), dj])])
+    })?;
     Ok(r[0].clone())
 }
 
@@ -255,7 +238,6 @@ fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bo
     let start = cx.barrier(b, &start);
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let (a, rhs) = (a.clone(), rhs.clone());
-    let mut failed = None;
     let r = b.scf_for(&first, &n, &step, &[start], |body, s, args| {
         let x = &args[0];
         // Row i (forward: i = s; back: i = n - 1 - s), against rows [from, from + count).
@@ -278,13 +260,7 @@ fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bo
         } else {
             (body.tensor_extract_slice(&a, &[di.clone(), dfrom], &[one.clone(), dcount]), map(2, &[AffineExpr::Constant(0), c.clone()]))
         };
-        let sums = match dots(body, &done, &t_row, map(2, &[c, q]), t_map, &k) {
-            Ok(v) => v,
-            Err(e) => {
-                failed = Some(e);
-                return vec![x.clone()];
-            }
-        };
+        let sums = dots(body, &done, &t_row, map(2, &[c, q]), t_map, &k)?;
         let rhs_row = body.tensor_extract_slice(&rhs, &[di.clone(), zero.clone()], &[one.clone(), dk]);
         let init = body.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&k));
         // T_ii through a constant map (see `factor`).
@@ -297,20 +273,10 @@ fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bo
                 return Ok::<_, String>(vec![rest]);
             }
             Ok(vec![g.arith(Arith::DivF, &rest, &args[2])])
-        });
-        let row = match row {
-            Ok(r) => r[0].clone(),
-            Err(e) => {
-                failed = Some(e);
-                return vec![x.clone()];
-            }
-        };
-        let row = as_matrix(body, &row, &k, false);
-        vec![body.tensor_insert_slice(&row, x, &[di, zero])]
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
+        })?;
+        let row = as_matrix(body, &row[0], &k, false);
+        Ok::<_, String>(vec![body.tensor_insert_slice(&row, x, &[di, zero])])
+    })?;
     Ok(r[0].clone())
 }
 
@@ -419,18 +385,10 @@ fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, n: &Value, pivots: bool
     let w = cx.barrier(b, w);
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let n = n.clone();
-    let mut failed = None;
-    let r = b.scf_for(&first, &n, &step, std::slice::from_ref(&w), |body, j, args| match elimination_step(body, &args[0], j, &n, &width, pivots) {
-        Ok(next) => vec![next],
-        Err(e) => {
-            failed = Some(e);
-            args.to_vec()
-        }
-    });
-    match failed {
-        Some(e) => Err(e),
-        None => Ok(r[0].clone()),
-    }
+    let r = b.scf_for(&first, &n, &step, std::slice::from_ref(&w), |body, j, args| {
+        Ok::<_, String>(vec![elimination_step(body, &args[0], j, &n, &width, pivots)?])
+    })?;
+    Ok(r[0].clone())
 }
 
 /// One column of `eliminate`: rows j and p = j + (pivot offset) swapped, then row r > j
@@ -795,7 +753,6 @@ pub fn pivot_to_permutations(cx: &mut Context, b: &mut Block, node: &Node, inver
     let start = cx.barrier(b, &start);
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let pv = pivots.clone();
-    let mut failed = None;
     let swapped = b.scf_for(&first, &n, &step, &[start], |body, i, args| {
         let perm = args[0].clone();
         let here = body.tensor_extract_slice(&pv, &[IndexArg::Dyn(i.clone())], &[IndexArg::Const(1)]);
@@ -819,18 +776,9 @@ pub fn pivot_to_permutations(cx: &mut Context, b: &mut Block, node: &Node, inver
                 let other = g.select(&is_p, &i64_i, &k_value);
                 Ok(vec![g.select(&is_i, &i64_p, &other)])
             }
-        });
-        match r {
-            Ok(r) => vec![r[0].clone()],
-            Err(e) => {
-                failed = Some(e);
-                vec![perm]
-            }
-        }
-    });
-    if let Some(e) = failed {
-        return Err(e);
-    }
+        })?;
+        Ok::<_, String>(vec![r[0].clone()])
+    })?;
     let result = swapped[0].clone();
     let dims = cx.dims(piv_var);
     define(cx, b, out, &result, dims);

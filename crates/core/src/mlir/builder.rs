@@ -448,15 +448,15 @@ impl Block {
 
     /// `scf.for` from `lower` to `upper` by `step` (index values) over loop-carried values
     /// (scalars or tensors): `body` gets the induction variable and the values and returns
-    /// the next ones. Returns the final values.
-    pub fn scf_for(
+    /// the next ones (or the error that stops the lowering). Returns the final values.
+    pub fn scf_for<E>(
         &mut self,
         lower: &Value,
         upper: &Value,
         step: &Value,
         inits: &[Value],
-        body: impl FnOnce(&mut Block, &Value, &[Value]) -> Vec<Value>,
-    ) -> Vec<Value> {
+        body: impl FnOnce(&mut Block, &Value, &[Value]) -> Result<Vec<Value>, E>,
+    ) -> Result<Vec<Value>, E> {
         for bound in [lower, upper, step] {
             assert_eq!(bound.scalar(), ScalarType::Index, "scf.for bounds must be index values");
         }
@@ -464,7 +464,7 @@ impl Block {
         let mut inner = Block::new(self.indent + 1, self.counter.clone());
         let iv = Value { name: inner.fresh(), ty: ScalarType::Index.into() };
         let args: Vec<Value> = inits.iter().map(|v| Value { name: inner.fresh(), ty: v.ty.clone() }).collect();
-        let next = body(&mut inner, &iv, &args);
+        let next = body(&mut inner, &iv, &args)?;
         assert_eq!(join_types(&next), types, "scf.for body must yield the loop-carried types");
         inner.line(&format!("scf.yield {} : {types}", join_names(&next)));
         let name = self.fresh();
@@ -480,7 +480,7 @@ impl Block {
         ));
         self.text.push_str(&inner.text);
         self.line("}");
-        results(&name, inits.iter().map(|v| v.ty.clone()))
+        Ok(results(&name, inits.iter().map(|v| v.ty.clone())))
     }
 
     pub fn tensor_dim(&mut self, t: &Value, axis: usize) -> Value {
