@@ -5,6 +5,7 @@ bytes, and knows nothing of what any Op means (one exception: a ScalarLoop's kin
 `export_op`): the Rust core decides what it can lower.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -59,7 +60,14 @@ def export_value(x):
         return {"$class": f"{x.__module__}.{x.__qualname__}"}
     if isinstance(x, slice):
         return {"$slice": [export_value(x.start), export_value(x.stop), export_value(x.step)]}
+    if _is_record(x):
+        # A record of plain fields (a Scan's ScanInfo): its fields by name.
+        return {"$fields": {f.name: export_value(getattr(x, f.name)) for f in dataclasses.fields(x)}}
     return {"$repr": repr(x)}
+
+
+def _is_record(v):
+    return dataclasses.is_dataclass(v) and not isinstance(v, type)
 
 
 def export_op(op):
@@ -71,12 +79,14 @@ def export_op(op):
         props["$inner_graph"] = export_value(inner)
         props["$mro"] = [c.__name__ for c in type(op).__mro__ if c is not object]
         # OpFromGraph subclasses keep what they mean in plain attributes, not props (Pad's
-        # pad_mode and reflect_type): the simple ones, so a rule can lower the Op by its
-        # meaning where its inner graph cannot be lowered.
+        # pad_mode and reflect_type), and a Scan in its ScanInfo record: the simple ones,
+        # so a rule can lower the Op by its meaning.
         props["$attrs"] = {
-            k: v
+            k: export_value(v)
             for k, v in vars(op).items()
-            if not k.startswith("_") and k not in props and (v is None or isinstance(v, (bool, int, str)))
+            if not k.startswith("_")
+            and k not in props
+            and (v is None or isinstance(v, (bool, int, str)) or _is_record(v))
         }
     if isinstance(op, ScalarLoop):
         # Whether the inner graph's last output is an `until` flag: derived from the

@@ -3,6 +3,8 @@
 pub mod export;
 pub mod graph;
 pub mod ops;
+pub mod scan;
 
 pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};
 pub use ops::{BlockwiseCore, IdxEntry, Op, RavelMode, Reduction, ScalarLoop, ScalarOp};
+pub use scan::Scan;

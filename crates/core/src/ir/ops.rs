@@ -135,6 +135,8 @@ pub enum Op {
     /// The pullback PyTensor builds for such a `Pad` (a plain `OpFromGraph` whose inner
     /// graph holds a `Scan`'s gradient): inputs x, pad_width, the output and its gradient.
     PadGrad { symmetric: bool },
+    /// `Scan`: PyTensor's loop over its inner graph.
+    Scan(Box<super::scan::Scan>),
     /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
     /// `RavelMultiIndex`'s: raise, wrap, clip).
     Choose { mode: RavelMode },
@@ -712,6 +714,7 @@ impl Op {
                 Ok(Op::Choose { mode })
             }
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
+            "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
                 Some(symmetric) => Ok(Op::Pad { symmetric }),
                 None => op_from_graph(op),
@@ -780,6 +783,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
+    // Scan (for loops; see lower/scan.rs for what is refused).
+    "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.
     "FusionBarrier",
     // End of the tensor-ops block.

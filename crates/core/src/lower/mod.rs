@@ -23,6 +23,8 @@ mod permute;
 mod pad;
 mod ravel;
 mod sort;
+mod packed;
+mod scan;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -506,6 +508,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Sort { arg } => sort::sort(cx, b, node, *arg),
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
+        Op::Scan(s) => scan::scan(cx, b, node, s),
         Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
@@ -607,7 +610,7 @@ fn has_constant_tensors(graph: &Graph) -> bool {
     }
     // An inner graph's own constants count too (its other variables are computed from
     // the node's inputs, counted above).
-    let inner = graph.nodes.iter().any(|n| matches!(&n.op, Op::OpFromGraph(g) if has_constant_tensors(g)));
+    let inner = graph.nodes.iter().any(|n| matches!(&n.op, Op::OpFromGraph(g) if has_constant_tensors(g)) || matches!(&n.op, Op::Scan(s) if has_constant_tensors(&s.graph)));
     inner || (0..graph.variables.len()).any(|v| {
         if !known[v] || graph.variables[v].is_none {
             return false;
@@ -648,7 +651,11 @@ fn dtypes_used(graph: &Graph) -> Vec<(DType, String)> {
                 add(graph.ty(v).dtype, &|| format!("{role} of {}", op_name(node)));
             }
         }
-        if let Op::OpFromGraph(inner) = &node.op {
+        if let Some(inner) = match &node.op {
+            Op::OpFromGraph(g) => Some(&**g),
+            Op::Scan(s) => Some(&s.graph),
+            _ => None,
+        } {
             for (dtype, _) in dtypes_used(inner) {
                 add(dtype, &|| format!("inside {}", op_name(node)));
             }

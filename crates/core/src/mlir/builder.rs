@@ -277,6 +277,12 @@ impl Block {
         Block { text: String::new(), indent, counter }
     }
 
+    /// A block whose text is never written anywhere, naming its values from this one's
+    /// counter: for lowering something only to learn the types and dims it gives.
+    pub fn scratch(&self) -> Block {
+        Block::new(self.indent, self.counter.clone())
+    }
+
     fn fresh(&self) -> String {
         let n = self.counter.get();
         self.counter.set(n + 1);

@@ -1,0 +1,393 @@
+//! `Scan`: PyTensor's loop as an `scf.for` in the host program, one step per iteration,
+//! each step the inner graph lowered in place on the step's rows (as `Blockwise`'s loops
+//! lower their core op), its results inserted into the loop-carried buffers.
+//!
+//! What PyTensor's `Scan.perform` does, and so this rule:
+//! - step `i` reads row `i` of each sequence; a state buffer of length `L` (a mit_sot or
+//!   sit_sot) is read at `(pos + tap) mod L` for each of its taps and written at `pos`,
+//!   where `pos = (i - mintap) mod L` (`mintap` its most negative tap): a buffer shorter
+//!   than the whole history (PyTensor's `scan_save_mem` keeps only the rows a graph uses)
+//!   is a ring. A nit_sot (an output with no state) of length `S` is written at `i mod S`.
+//!   Untraced states are carried whole.
+//! - after the loop, a ring that wrapped is rotated so its oldest row comes first, and the
+//!   rows of a buffer the loop never reached are zeros (PyTensor's step 6).
+//! - a negative number of steps raises `IndexError`, a sequence shorter than the number of
+//!   steps `ValueError` (the loop then runs no step: nothing is read out of bounds), a
+//!   state or nit_sot buffer with no rows for a loop that has steps `ValueError`.
+//!
+//! The loop carries one tensor, every state packed into it (packed.rs: IREE 3.13 mixes up
+//! the buffers of a loop carrying several), and it starts behind an optimization barrier
+//! as linalg.rs's loops do (IREE 3.13 mixed the starts of loops packed into one allocation).
+//!
+//! Refused by name: mit_mot buffers (the gradients PyTensor builds through a Scan) and
+//! while loops (`until`), which this rule does not lower yet; a nit_sot output whose dims
+//! are not dims of the node's inputs (its buffer is allocated before the first step).
+
+use super::shapes::Dim;
+use super::subtensor::scalar_index;
+use super::packed::Packed;
+use super::{inner, tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
+use crate::ir::{Node, Scan};
+use crate::mlir::{AffineMap, Arith, Block, Cast, CmpI, IndexArg, IteratorType, ScalarType, TensorType, Value};
+
+/// Where each kind of the node's inputs starts.
+struct Layout {
+    seqs: usize,
+    sots: usize,
+    untraced: usize,
+    nit_lengths: usize,
+    non_seqs: usize,
+}
+
+impl Layout {
+    fn of(s: &Scan) -> Layout {
+        let seqs = 1;
+        let sots = seqs + s.n_seqs + s.mit_mot_in.len();
+        let untraced = sots + s.sot_taps.len();
+        let nit_lengths = untraced + s.n_untraced;
+        let non_seqs = nit_lengths + s.n_nit_sot;
+        Layout { seqs, sots, untraced, nit_lengths, non_seqs }
+    }
+}
+
+/// A non-sequence as bound in every step: the outer value and its dims.
+struct Bound {
+    value: Value,
+    dims: Vec<Dim>,
+}
+
+pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<(), String> {
+    if !s.mit_mot_in.is_empty() {
+        return Err("mit_mot buffers (a gradient through a Scan) are not lowered yet".into());
+    }
+    if s.as_while {
+        return Err("a Scan with a stop condition (until) is not lowered yet".into());
+    }
+    let at = Layout::of(s);
+    let n_sot = s.sot_taps.len();
+    if node.inputs.len() != at.non_seqs + s.n_non_seqs || node.outputs.len() != n_sot + s.n_nit_sot + s.n_untraced {
+        return Err(format!("a node of {} inputs and {} outputs for its ScanInfo", node.inputs.len(), node.outputs.len()));
+    }
+    let taps_read: usize = s.sot_taps.iter().map(Vec::len).sum();
+    let g = &s.graph;
+    if g.inputs.len() != s.n_seqs + taps_read + s.n_untraced + s.n_non_seqs || g.outputs.len() != n_sot + s.n_nit_sot + s.n_untraced {
+        return Err(format!("an inner graph of {} inputs and {} outputs for its ScanInfo", g.inputs.len(), g.outputs.len()));
+    }
+    let ins: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
+    let idx = |b: &mut Block, v: i64| b.constant_index(v);
+    let (zero, one) = (idx(b, 0), idx(b, 1));
+
+    // The number of steps, and the checks that keep every step in bounds.
+    let n = scalar_index(cx, b, node.inputs[0])?;
+    let negative = b.cmpi(CmpI::Slt, &n, &zero);
+    let mut short = b.cmpi(CmpI::Ne, &zero, &zero);
+    for k in 0..s.n_seqs {
+        let len = b.tensor_dim(&ins[at.seqs + k], 0);
+        let c = b.cmpi(CmpI::Sgt, &n, &len);
+        short = b.arith(Arith::OrI, &short, &c);
+    }
+    let sot_lens: Vec<Value> = (0..n_sot).map(|k| b.tensor_dim(&ins[at.sots + k], 0)).collect();
+    let nit_lens: Vec<Value> = (0..s.n_nit_sot).map(|k| scalar_index(cx, b, node.inputs[at.nit_lengths + k])).collect::<Result<_, _>>()?;
+    let has_steps = b.cmpi(CmpI::Sgt, &n, &zero);
+    let mut no_rows = b.cmpi(CmpI::Ne, &zero, &zero);
+    for len in sot_lens.iter().chain(&nit_lens) {
+        let c = b.cmpi(CmpI::Sle, len, &zero);
+        no_rows = b.arith(Arith::OrI, &no_rows, &c);
+    }
+    let no_rows = b.arith(Arith::AndI, &no_rows, &has_steps);
+    let mut bad = b.arith(Arith::OrI, &negative, &short);
+    bad = b.arith(Arith::OrI, &bad, &no_rows);
+    let count = b.select(&bad, &zero, &n);
+    for (flag, kind, message) in [
+        (&negative, ErrorKind::Index, "Scan was asked to run for a negative number of steps"),
+        (&short, ErrorKind::Value, "a sequence of the Scan is shorter than its number of steps"),
+        (&no_rows, ErrorKind::Value, "a Scan output buffer has no rows to write its steps to"),
+    ] {
+        let f = flag_tensor(b, flag);
+        cx.add_check(f, RuntimeCheck { kind, message: message.into() });
+    }
+    // Ring lengths for the index arithmetic: at least 1 (a loop that would divide by 0
+    // runs no step).
+    let ring = |b: &mut Block, len: &Value| b.arith(Arith::MaxSI, len, &one);
+    let sot_rings: Vec<Value> = sot_lens.iter().map(|l| ring(b, l)).collect();
+    let nit_rings: Vec<Value> = nit_lens.iter().map(|l| ring(b, l)).collect();
+    let mintaps: Vec<i64> = s.sot_taps.iter().map(|t| t.iter().copied().min().unwrap_or(-1)).collect();
+    // pos at step 0, and each tap as a non-negative offset, modulo the ring's length.
+    let modulo = |b: &mut Block, v: i64, len: &Value| {
+        let c = b.constant_index(v);
+        let r = b.arith(Arith::RemSI, &c, len);
+        let r = b.arith(Arith::AddI, &r, len);
+        b.arith(Arith::RemSI, &r, len)
+    };
+    let pos0: Vec<Value> = (0..n_sot).map(|k| modulo(b, -mintaps[k], &sot_rings[k])).collect();
+    let tap_offsets: Vec<Vec<Value>> = (0..n_sot).map(|k| s.sot_taps[k].iter().map(|&t| modulo(b, t, &sot_rings[k])).collect()).collect();
+
+    // The inner inputs as bound in a step (`value` filled in the step).
+    let outer_dims = |cx: &Context, k: usize, from: usize| cx.dims(node.inputs[k])[from..].to_vec();
+    let non_seqs: Vec<Bound> = (0..s.n_non_seqs).map(|k| Bound { value: ins[at.non_seqs + k].clone(), dims: outer_dims(cx, at.non_seqs + k, 0) }).collect();
+
+    // Learn what the inner graph gives (its outputs' dims, its run-time checks) by lowering
+    // one step where nothing is written; then drop what that lowering recorded.
+    let (checks_before, shape_checks_before) = (cx.checks.len(), cx.shape_checks.len());
+    let (out_dims, step_checks) = {
+        let mut scratch = b.scratch();
+        let carried: Vec<Value> = (0..n_sot).map(|k| ins[at.sots + k].clone()).chain(ins[at.untraced..at.nit_lengths].iter().cloned()).collect();
+        let pos: Vec<Value> = pos0.clone();
+        let mut read = |b: &mut Block, k: usize, r: Option<&Value>| match r {
+            Some(r) => row_at(b, &carried[k], r),
+            None => carried[k].clone(),
+        };
+        let bound = step_inputs(cx, &mut scratch, node, s, &at, &ins, &zero, &mut read, &pos, &tap_offsets, &sot_rings, &non_seqs);
+        let outs = inner::lower_graph(cx, &mut scratch, g, bound?)?;
+        let checks: Vec<RuntimeCheck> = cx.checks.drain(checks_before..).map(|(_, c)| c).collect();
+        cx.shape_checks.truncate(shape_checks_before);
+        (outs.into_iter().map(|(_, dims, _, _)| dims).collect::<Vec<_>>(), checks)
+    };
+
+    // The nit_sot buffers, sized (length, the inner output's dims), found among the dims
+    // of the node's inputs.
+    let mut starts: Vec<Value> = (0..n_sot).map(|k| ins[at.sots + k].clone()).collect();
+    let mut nit_dims: Vec<Vec<Dim>> = Vec::new();
+    for k in 0..s.n_nit_sot {
+        let o = g.outputs[n_sot + k];
+        let ty = g.ty(o);
+        let dims = &out_dims[n_sot + k];
+        let mut sizes = vec![nit_lens[k].clone()];
+        for (a, &d) in dims.iter().enumerate() {
+            sizes.push(match ty.shape[a] {
+                Some(size) => idx(b, size as i64),
+                None => dim_value(cx, b, node, &ins, d).ok_or_else(|| format!("a nit_sot output whose dim {a} is not a dim of the Scan's inputs"))?,
+            });
+        }
+        let full = TensorType::new(vec![None; 1 + ty.ndim()], tensor_type(ty).element);
+        let dyn_sizes: Vec<Value> = sizes.clone();
+        starts.push(b.tensor_empty(full, &dyn_sizes));
+        let length = match cx.int_values(node.inputs[at.nit_lengths + k]).as_deref() {
+            Some([IntValue::Dim(d)]) => *d,
+            Some([IntValue::Const(c)]) if *c >= 0 => Dim::Static(*c as u64),
+            _ => cx.runtime_dim(),
+        };
+        nit_dims.push(std::iter::once(length).chain(dims.iter().copied()).collect());
+    }
+    starts.extend((0..s.n_untraced).map(|k| ins[at.untraced + k].clone()));
+    // The loop writes into the state buffers: an argument passed as one is the caller's
+    // (IREE writes into a destination argument in place).
+    for v in &starts {
+        if v.arg_index().is_some() {
+            cx.destination(v);
+        }
+    }
+    // The shapes a step must keep (checked before the call, from the inputs' dims).
+    for k in 0..n_sot {
+        let row = outer_dims(cx, at.sots + k, 1);
+        for (&o, &r) in out_dims[k].iter().zip(&row) {
+            cx.require_equal(o, r, "Scan (a step's output and its buffer's rows)");
+        }
+    }
+    for k in 0..s.n_untraced {
+        let init = outer_dims(cx, at.untraced + k, 0);
+        for (&o, &r) in out_dims[n_sot + s.n_nit_sot + k].iter().zip(&init) {
+            cx.require_equal(o, r, "Scan (an untraced state's next and first values)");
+        }
+    }
+    for _ in &step_checks {
+        let e = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+        let none = b.constant_int(0, ScalarType::I8);
+        starts.push(b.linalg_fill(&none, &e));
+    }
+    // Parts: the sot buffers, the nit_sot buffers, the untraced states, the check flags.
+    let (pack, start) = Packed::pack(b, &starts);
+    let start = cx.barrier(b, &start);
+    let (nit_at, untraced_at, flags_at) = (n_sot, n_sot + s.n_nit_sot, n_sot + s.n_nit_sot + s.n_untraced);
+    let packed = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| {
+        let state = &carried[0];
+        let pos: Vec<Value> = (0..n_sot)
+            .map(|k| {
+                let p = body.arith(Arith::AddI, &pos0[k], i);
+                body.arith(Arith::RemSI, &p, &sot_rings[k])
+            })
+            .collect();
+        // Part k of the reader: sot buffer k, then untraced state k - n_sot.
+        let mut read = |b: &mut Block, k: usize, r: Option<&Value>| match r {
+            Some(r) => pack.read_row(b, state, k, r),
+            None => pack.read_all(b, state, untraced_at + k - n_sot),
+        };
+        let bound = step_inputs(cx, body, node, s, &at, &ins, i, &mut read, &pos, &tap_offsets, &sot_rings, &non_seqs)?;
+        let checks_before = cx.checks.len();
+        let outs = inner::lower_graph(cx, body, g, bound)?;
+        let flags: Vec<Value> = cx.checks.drain(checks_before..).map(|(f, _)| f).collect();
+        if flags.len() != step_checks.len() {
+            return Err("a Scan step whose run-time checks change between lowerings".to_string());
+        }
+        let mut next = state.clone();
+        for (k, (v, _, _, _)) in outs.iter().enumerate().take(untraced_at) {
+            let row = if k < nit_at { pos[k].clone() } else { body.arith(Arith::RemSI, i, &nit_rings[k - nit_at]) };
+            next = pack.write_row(body, &next, k, &row, v);
+        }
+        for k in 0..s.n_untraced {
+            next = pack.write_all(body, &next, untraced_at + k, &outs[untraced_at + k].0);
+        }
+        for (c, flag) in flags.iter().enumerate() {
+            let old = pack.read_all(body, state, flags_at + c);
+            let e = body.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+            let maps = vec![AffineMap { dims: 0, results: vec![] }; 3];
+            let r = body.linalg_generic(&[flag.clone(), old], &[e], &maps, &[], |gb, args| Ok::<_, String>(vec![gb.arith(Arith::OrI, &args[0], &args[1])]))?;
+            next = pack.write_all(body, &next, flags_at + c, &r[0]);
+        }
+        Ok(vec![next])
+    })?;
+    let results: Vec<Value> = (0..pack.parts.len()).map(|k| pack.read_all(b, &packed[0], k)).collect();
+
+    // Rings that wrapped are rotated, rows never reached are zeros.
+    for k in 0..n_sot + s.n_nit_sot {
+        let (written, len, dims) = if k < n_sot {
+            let history = idx(b, -mintaps[k]);
+            let w = b.arith(Arith::AddI, &count, &history);
+            (w, sot_lens[k].clone(), cx.dims(node.inputs[at.sots + k]))
+        } else {
+            (count.clone(), nit_lens[k - n_sot].clone(), nit_dims[k - n_sot].clone())
+        };
+        let ordered = in_order(b, &results[k], &written, &len)?;
+        let out = node.outputs[k];
+        let want = tensor_type(cx.graph.ty(out));
+        let v = if *ordered.tensor() == want { ordered } else { b.tensor_cast(&ordered, want) };
+        cx.define(out, v, dims);
+    }
+    for k in 0..s.n_untraced {
+        let out = node.outputs[n_sot + s.n_nit_sot + k];
+        let r = &results[n_sot + s.n_nit_sot + k];
+        let want = tensor_type(cx.graph.ty(out));
+        let v = if *r.tensor() == want { r.clone() } else { b.tensor_cast(r, want) };
+        let dims = cx.dims(node.inputs[at.untraced + k]);
+        cx.define(out, v, dims);
+    }
+    for (c, check) in step_checks.into_iter().enumerate() {
+        cx.add_check(results[n_sot + s.n_nit_sot + s.n_untraced + c].clone(), check);
+    }
+    Ok(())
+}
+
+/// The inner graph's inputs in step `i`: the sequences' row `i`, each state buffer's row at
+/// each of its taps, the untraced states and the non-sequences. `read(k, Some(r))` gives
+/// row `r` of sot buffer `k`, `read(n_sot + k, None)` untraced state `k`.
+#[allow(clippy::too_many_arguments)]
+fn step_inputs(
+    cx: &mut Context,
+    b: &mut Block,
+    node: &Node,
+    s: &Scan,
+    at: &Layout,
+    ins: &[Value],
+    i: &Value,
+    read: &mut dyn FnMut(&mut Block, usize, Option<&Value>) -> Value,
+    pos: &[Value],
+    tap_offsets: &[Vec<Value>],
+    rings: &[Value],
+    non_seqs: &[Bound],
+) -> Result<Vec<(usize, Value, Vec<Dim>, Option<Vec<IntValue>>)>, String> {
+    let g = &s.graph;
+    let mut inner_inputs = g.inputs.iter();
+    let mut bound = Vec::with_capacity(g.inputs.len());
+    let mut bind = |b: &mut Block, value: Value, dims: Vec<Dim>, inner_inputs: &mut std::slice::Iter<usize>| -> Result<(), String> {
+        let iv = *inner_inputs.next().ok_or("an inner graph of too few inputs")?;
+        let want = tensor_type(g.ty(iv));
+        let v = if *value.tensor() == want { value } else { b.tensor_cast(&value, want) };
+        bound.push((iv, v, dims, None));
+        Ok(())
+    };
+    for k in 0..s.n_seqs {
+        let row = row_at(b, &ins[at.seqs + k], i);
+        let dims = cx.dims(node.inputs[at.seqs + k])[1..].to_vec();
+        bind(b, row, dims, &mut inner_inputs)?;
+    }
+    for (k, offsets) in tap_offsets.iter().enumerate() {
+        let dims = cx.dims(node.inputs[at.sots + k])[1..].to_vec();
+        for off in offsets {
+            let r = b.arith(Arith::AddI, &pos[k], off);
+            let r = b.arith(Arith::RemSI, &r, &rings[k]);
+            let row = read(b, k, Some(&r));
+            bind(b, row, dims.clone(), &mut inner_inputs)?;
+        }
+    }
+    for k in 0..s.n_untraced {
+        let dims = cx.dims(node.inputs[at.untraced + k]);
+        let state = read(b, tap_offsets.len() + k, None);
+        bind(b, state, dims, &mut inner_inputs)?;
+    }
+    for ns in non_seqs {
+        bind(b, ns.value.clone(), ns.dims.clone(), &mut inner_inputs)?;
+    }
+    Ok(bound)
+}
+
+/// Row `r` of `t` (its leading axis dropped).
+fn row_at(b: &mut Block, t: &Value, r: &Value) -> Value {
+    let ty = t.tensor().clone();
+    let mut offsets = vec![IndexArg::Dyn(r.clone())];
+    offsets.extend((1..ty.rank()).map(|_| IndexArg::Const(0)));
+    let mut sizes = vec![IndexArg::Const(1)];
+    for a in 1..ty.rank() {
+        sizes.push(match ty.shape[a] {
+            Some(s) => IndexArg::Const(s as i64),
+            None => IndexArg::Dyn(b.tensor_dim(t, a)),
+        });
+    }
+    let slice = b.tensor_extract_slice(t, &offsets, &sizes);
+    b.tensor_collapse(&slice, &row_groups(ty.rank() - 1))
+}
+
+/// The reassociation between a row of rank `rank` and the same row with a unit leading
+/// axis: the unit axis grouped with the first (a 0-d row: no groups).
+fn row_groups(rank: usize) -> Vec<Vec<usize>> {
+    if rank == 0 {
+        return Vec::new();
+    }
+    std::iter::once(vec![0, 1]).chain((2..=rank).map(|a| vec![a])).collect()
+}
+
+/// A buffer of `len` rows after `written` rows were written to it as a ring from row 0:
+/// rotated so the oldest row comes first where it wrapped, rows past `written` zero where
+/// it did not fill (PyTensor's step 6 of `Scan.perform`).
+fn in_order(b: &mut Block, t: &Value, written: &Value, len: &Value) -> Result<Value, String> {
+    let ty = t.tensor().clone();
+    let sizes: Vec<Value> = (0..ty.rank()).filter(|&a| ty.shape[a].is_none()).map(|a| b.tensor_dim(t, a)).collect();
+    let e = b.tensor_empty(ty.clone(), &sizes);
+    let one = b.constant_index(1);
+    let ring = b.arith(Arith::MaxSI, len, &one);
+    let wrapped = b.cmpi(CmpI::Sgt, written, len);
+    let start = b.arith(Arith::RemSI, written, &ring);
+    let zero = b.constant_index(0);
+    let start = b.select(&wrapped, &start, &zero);
+    let fill_from = b.arith(Arith::MinSI, written, len);
+    let maps = vec![AffineMap::identity(ty.rank())];
+    let r = b.linalg_generic(&[], &[e], &maps, &vec![IteratorType::Parallel; ty.rank()], |gb, _| {
+        let mut at: Vec<Value> = (0..ty.rank()).map(|a| gb.linalg_index(a)).collect();
+        let j = at[0].clone();
+        let src = gb.arith(Arith::AddI, &start, &j);
+        at[0] = gb.arith(Arith::RemSI, &src, &ring);
+        let v = gb.tensor_extract(t, &at);
+        let past = gb.cmpi(CmpI::Sge, &j, &fill_from);
+        let zero = if ty.element.is_float() { gb.constant_f64(0.0, ty.element) } else { gb.constant_int(0, ty.element) };
+        Ok::<_, String>(vec![gb.select(&past, &zero, &v)])
+    })?;
+    Ok(r[0].clone())
+}
+
+/// A dim of the call as an `index`, where it is a dim of one of the node's inputs.
+fn dim_value(cx: &Context, b: &mut Block, node: &Node, ins: &[Value], d: Dim) -> Option<Value> {
+    if let Dim::Static(s) = d {
+        return Some(b.constant_index(s as i64));
+    }
+    for (k, &v) in node.inputs.iter().enumerate() {
+        if let Some(a) = cx.dims(v).iter().position(|&x| x == d) {
+            return Some(b.tensor_dim(&ins[k], a));
+        }
+    }
+    None
+}
+
+/// An `i1` as the `tensor<i8>` flag of a run-time check.
+fn flag_tensor(b: &mut Block, flag: &Value) -> Value {
+    let byte = b.cast(Cast::ExtUI, flag, ScalarType::I8);
+    b.tensor_from_elements(TensorType::new(vec![], ScalarType::I8), &[byte])
+}

@@ -1,0 +1,153 @@
+"""`Scan` (lower/scan.rs): PyTensor's loop, compared with the C backend on the same inputs.
+
+States read at one tap (sit_sot) and at several (mit_sot), per-step outputs (nit_sot),
+sequences and non-sequences, states of several dtypes and ranks, the whole history or only
+the last rows (PyTensor's `scan_save_mem` shrinks the buffers to rings), zero steps, one
+compiled function for every number of steps and row size, and the errors the C backend
+raises (a negative number of steps, a sequence shorter than it, an index out of bounds in a
+step)."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.compile.mode import Mode
+
+import pytensor_mlir
+from conftest import assert_same, compile_both, raises_like
+
+
+def scan(*args, **kwargs):
+    return pytensor.scan(*args, return_updates=False, **kwargs)
+
+
+def run_cases(inputs, outputs, cases, **tol):
+    """One compile per mode; every case (a list of input values) through both, every output
+    compared."""
+    f, ref = compile_both(inputs, outputs)
+    assert any(type(n.op).__name__ == "Scan" for n in f.maker.fgraph.apply_nodes), "no Scan left to lower"
+    for values in cases:
+        got, want = f(*values), ref(*values)
+        if not isinstance(got, list):
+            got, want = [got], [want]
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, err_msg=f"output {i} for shapes {[np.shape(v) for v in values]}", **tol)
+    return f, ref
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_recurrence_with_sequence_and_non_sequence(dtype):
+    """x_t = a * x_{t-1} + s_t: the whole history, its last row, and both with a sum."""
+    seq = pt.matrix("s", dtype=dtype)
+    x0 = pt.vector("x0", dtype=dtype)
+    a = pt.scalar("a", dtype=dtype)
+    ys = scan(lambda s, x, a: a * x + s, sequences=[seq], outputs_info=[x0], non_sequences=[a])
+    rng = np.random.default_rng(0)
+    cases = [
+        [rng.normal(size=(n, m)).astype(dtype), rng.normal(size=m).astype(dtype), np.asarray(0.9, dtype)]
+        for n, m in [(5, 3), (1, 4), (17, 2), (0, 3)]
+    ]
+    run_cases([seq, x0, a], [ys, ys[-1], ys[-3:], ys.sum()], cases[:3])
+    # Zero steps: the history is empty (and ys[-1] would raise in both).
+    run_cases([seq, x0, a], ys, cases)
+
+
+def test_taps_several_steps_back():
+    """A mit_sot read at taps -3 and -1, from an initial history of three rows."""
+    x0 = pt.matrix("x0")
+    n = pt.iscalar("n")
+    ys = scan(lambda x3, x1: 0.5 * x1 - 0.25 * x3 + 1.0, outputs_info=[dict(initial=x0, taps=[-3, -1])], n_steps=n)
+    rng = np.random.default_rng(1)
+    cases = [[rng.normal(size=(3, m)), np.int32(k)] for m, k in [(2, 6), (4, 1), (1, 12)]]
+    run_cases([x0, n], [ys, ys[-1], ys[-2:]], cases)
+
+
+def test_states_of_several_dtypes_and_per_step_outputs():
+    """An integer counter, a float matrix state and a per-step output (nit_sot) of another
+    shape, in one loop."""
+    seq = pt.dvector("s")
+    m0 = pt.dmatrix("m0")
+    w = pt.dmatrix("w")
+
+    def step(s, i, m, w):
+        m_next = pt.tanh(pt.dot(w, m) + s)
+        return i + 1, m_next, (m_next.sum(axis=0) * s) ** 2
+
+    (count, ms, per_step) = scan(step, sequences=[seq], outputs_info=[pt.constant(np.int64(0)), m0, None], non_sequences=[w])
+    rng = np.random.default_rng(2)
+    cases = [[rng.normal(size=n), rng.normal(size=(k, j)), rng.normal(size=(k, k)) / k] for n, k, j in [(4, 3, 2), (9, 2, 5), (1, 1, 1)]]
+    run_cases([seq, m0, w], [count, ms, per_step, ms[-1], per_step[-1]], cases)
+
+
+def test_number_of_steps_and_bad_input():
+    """n_steps given with a sequence; a sequence shorter than n_steps (ValueError, as the C
+    backend raises) and a negative n_steps (IndexError, as `Scan.perform` raises under the
+    `py` linker; the C backend's Cython loop raises OverflowError), both before any step
+    runs."""
+    x0 = pt.dvector("x0")
+    seq = pt.dvector("s")
+    n = pt.lscalar("n")
+    ys = scan(lambda s, x: x * 2.0 + s, sequences=[seq], outputs_info=[x0], n_steps=n)
+    f, ref = compile_both([seq, x0, n], ys)
+    values = [np.arange(6.0), np.array([1.0, -2.0]), np.int64(4)]
+    assert_same(f(*values), ref(*values))
+    values[2] = np.int64(0)
+    assert_same(f(*values), ref(*values))
+    got, want = raises_like(f, ref, [values[0], values[1], np.int64(7)])
+    assert isinstance(got, ValueError)
+    py = pytensor.function([seq, x0, n], ys, mode=Mode(linker="py", optimizer="fast_run"))
+    got, want = raises_like(f, py, [values[0], values[1], np.int64(-1)])
+    assert isinstance(got, IndexError)
+    # The function still works after an error.
+    values[2] = np.int64(6)
+    assert_same(f(*values), ref(*values))
+
+
+def test_index_out_of_bounds_in_a_step():
+    """A step that indexes a non-sequence with the sequence's values: IndexError where one
+    is out of bounds, as the C backend raises."""
+    idx = pt.lvector("idx")
+    table = pt.dvector("table")
+    acc = scan(lambda i, acc, t: acc + t[i], sequences=[idx], outputs_info=[pt.constant(np.float64(0.0))], non_sequences=[table])
+    f, ref = compile_both([idx, table], acc)
+    values = [np.array([0, 3, -1, 2]), np.array([1.0, 10.0, 100.0, 1000.0])]
+    assert_same(f(*values), ref(*values))
+    got, want = raises_like(f, ref, [np.array([0, 4, 1]), values[1]])
+    assert isinstance(got, IndexError)
+
+
+def test_one_compile_for_every_shape():
+    """Steps and row sizes vary between calls of one compiled function."""
+    seq = pt.dmatrix("s")
+    x0 = pt.dvector("x0")
+    ys = scan(lambda s, x: pt.exp(-x) + s, sequences=[seq], outputs_info=[x0])
+    before = pytensor_mlir.compiler_invocations()
+    f, ref = compile_both([seq, x0], [ys[-1], ys])
+    rng = np.random.default_rng(3)
+    for n, m in [(3, 2), (40, 7), (2, 1)]:
+        values = [rng.normal(size=(n, m)), rng.normal(size=m)]
+        for g, w in zip(f(*values), ref(*values)):
+            assert_same(g, w)
+    assert pytensor_mlir.compiler_invocations() - before == 1
+
+
+def test_mismatched_row_size_raises():
+    """A sequence's rows and the state of another size: the C backend raises ValueError
+    (numpy's broadcasting), so does the MLIR mode, before the call."""
+    seq = pt.dmatrix("s")
+    x0 = pt.dvector("x0")
+    ys = scan(lambda s, x: x + s, sequences=[seq], outputs_info=[x0])
+    f, ref = compile_both([seq, x0], ys)
+    got, want = raises_like(f, ref, [np.ones((3, 2)), np.ones(3)])
+    assert isinstance(got, ValueError)
+
+
+def test_gradient_through_a_scan_is_refused_by_name():
+    """The gradient of a Scan is a Scan with mit_mot buffers, not lowered yet: refused at
+    compile time, naming the Op and why."""
+    seq = pt.dvector("s")
+    x0 = pt.dscalar("x0")
+    ys = scan(lambda s, x: x * s, sequences=[seq], outputs_info=[x0])
+    g = pytensor.grad(ys[-1], seq)
+    with pytest.raises(NotImplementedError, match="Scan.*mit_mot"):
+        pytensor.function([seq, x0], g, mode=pytensor_mlir.MLIR)
