@@ -142,12 +142,40 @@ def test_mismatched_row_size_raises():
     assert isinstance(got, ValueError)
 
 
-def test_gradient_through_a_scan_is_refused_by_name():
-    """The gradient of a Scan is a Scan with mit_mot buffers, not lowered yet: refused at
-    compile time, naming the Op and why."""
+def test_gradient_of_a_recurrence():
+    """The gradient PyTensor builds through a Scan is a Scan with mit_mot buffers (read at
+    taps 0 and 1, written at 1), a sit_sot accumulator and a nit_sot: with respect to the
+    sequence, the initial state and a non-sequence, for several lengths."""
     seq = pt.dvector("s")
     x0 = pt.dscalar("x0")
-    ys = scan(lambda s, x: x * s, sequences=[seq], outputs_info=[x0])
-    g = pytensor.grad(ys[-1], seq)
-    with pytest.raises(NotImplementedError, match="Scan.*mit_mot"):
-        pytensor.function([seq, x0], g, mode=pytensor_mlir.MLIR)
+    a = pt.dscalar("a")
+    ys = scan(lambda s, x, a: x * a + pt.sin(s), sequences=[seq], outputs_info=[x0], non_sequences=[a])
+    cost = (ys**2).sum() + ys[-1]
+    grads = pytensor.grad(cost, [seq, x0, a])
+    rng = np.random.default_rng(4)
+    cases = [[rng.normal(size=n), np.float64(0.3), np.float64(0.8)] for n in [5, 1, 30]]
+    f, _ = run_cases([seq, x0, a], grads, cases, rtol=1e-11)
+    scans = [n.op for n in f.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan"]
+    assert any(op.info.mit_mot_in_slices for op in scans), "no mit_mot Scan in the gradient"
+
+
+@pytest.mark.parametrize("steps", [4, 1])
+def test_gradient_through_taps_and_a_matrix_state(steps):
+    """Gradients of a mit_sot read at taps -2 and -1 (an AR(2)-like log-density) and of a
+    matrix state updated by a dot, over a fixed number of steps (as PyMC models write
+    them), and of a recurrence driven by a sequence's length."""
+    x0 = pt.dvector("x0")
+    rho = pt.dvector("rho")
+    xs = scan(lambda x2, x1, rho: rho[0] * x1 + rho[1] * x2 + 0.1, outputs_info=[dict(initial=x0, taps=[-2, -1])], non_sequences=[rho], n_steps=steps)
+    cost = -0.5 * (xs**2).sum()
+    m0 = pt.dmatrix("m0")
+    w = pt.dmatrix("w")
+    ms = scan(lambda m, w: pt.tanh(pt.dot(w, m)), outputs_info=[m0], non_sequences=[w], n_steps=steps)
+    cost2 = (ms[-1] ** 2).sum()
+    u = pt.dmatrix("u")
+    hs = scan(lambda u_t, h, w: pt.tanh(pt.dot(w, h) + u_t), sequences=[u], outputs_info=[pt.zeros_like(u[0])], non_sequences=[w])
+    cost3 = (hs * u).sum()
+    grads = pytensor.grad(cost, [x0, rho]) + pytensor.grad(cost2, [m0, w]) + pytensor.grad(cost3, [u, w])
+    rng = np.random.default_rng(5)
+    cases = [[np.array([0.5, -0.2]), np.array([0.6, 0.3]), rng.normal(size=(3, 2)), rng.normal(size=(3, 3)) / 3, rng.normal(size=(k, 3))] for k in [4, 1, 9]]
+    run_cases([x0, rho, m0, w, u], grads, cases, rtol=1e-10)

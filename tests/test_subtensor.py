@@ -583,3 +583,18 @@ def test_increments_into_a_slice_of_an_input(index_dtype):
     rng = np.random.default_rng(21)
     values = [rng.normal(size=(5, 3)), np.array([0, 2, 2, 1], dtype=index_dtype), np.array([1, 0, 1, 1], dtype=index_dtype), 2.5]
     check([m, i, j, s], outs, values)
+
+
+def test_slice_to_another_inputs_length():
+    """`x[:y.shape[0]]` (as a Scan's gradient slices its buffers) has the lesser of the two
+    lengths, a dim checked before the call: it meets y elementwise where x is long enough,
+    and raises ValueError as the C backend does where it is not."""
+    x = pt.dvector("x")
+    y = pt.dvector("y")
+    out = x[: y.shape[0]] * y
+    f, ref = compile_both([x, y], out)
+    for n, m in [(5, 3), (4, 4), (6, 0)]:
+        values = [np.arange(n, dtype="float64") - 1.5, np.linspace(-1, 2, m)]
+        assert_same(f(*values), ref(*values))
+    got, want = raises_like(f, ref, [np.arange(2.0), np.ones(3)])
+    assert isinstance(got, ValueError)

@@ -3,25 +3,31 @@
 //! lower their core op), its results inserted into the loop-carried buffers.
 //!
 //! What PyTensor's `Scan.perform` does, and so this rule:
-//! - step `i` reads row `i` of each sequence; a state buffer of length `L` (a mit_sot or
-//!   sit_sot) is read at `(pos + tap) mod L` for each of its taps and written at `pos`,
-//!   where `pos = (i - mintap) mod L` (`mintap` its most negative tap): a buffer shorter
-//!   than the whole history (PyTensor's `scan_save_mem` keeps only the rows a graph uses)
-//!   is a ring. A nit_sot (an output with no state) of length `S` is written at `i mod S`.
-//!   Untraced states are carried whole.
-//! - after the loop, a ring that wrapped is rotated so its oldest row comes first, and the
-//!   rows of a buffer the loop never reached are zeros (PyTensor's step 6).
+//! - step `i` reads row `i` of each sequence. A state buffer of length `L` is read at
+//!   `(pos + tap) mod L` for each of its input taps and written at `(pos + tap) mod L` for
+//!   each of its output taps (0 for a mit_sot or sit_sot; a mit_mot, the buffers of the
+//!   gradients PyTensor builds through a Scan, lists its own), where `pos = (i - mintap)
+//!   mod L` and `mintap` is the buffer's least input tap: a mit_sot or sit_sot buffer
+//!   shorter than the whole history (PyTensor's `scan_save_mem` keeps only the rows a graph
+//!   uses) is a ring. A nit_sot (an output with no state) of length `S` is written at
+//!   `i mod S`. Untraced states are carried whole.
+//! - after the loop, a mit_sot, sit_sot or nit_sot ring that wrapped is rotated so its
+//!   oldest row comes first, and the rows the loop never reached are zeros (PyTensor's
+//!   step 6); mit_mot buffers are returned as they are.
 //! - a negative number of steps raises `IndexError`, a sequence shorter than the number of
 //!   steps `ValueError` (the loop then runs no step: nothing is read out of bounds), a
-//!   state or nit_sot buffer with no rows for a loop that has steps `ValueError`.
+//!   buffer with no rows for a loop that has steps `ValueError`; a run-time check inside
+//!   the step (an index out of bounds) raises after the call, as its rule's does.
 //!
 //! The loop carries one tensor, every state packed into it (packed.rs: IREE 3.13 mixes up
 //! the buffers of a loop carrying several), and it starts behind an optimization barrier
 //! as linalg.rs's loops do (IREE 3.13 mixed the starts of loops packed into one allocation).
+//! The inner graph is lowered once more, beforehand, into a block that is thrown away, to
+//! learn its outputs' dims (a nit_sot buffer is allocated before the first step) and its
+//! run-time checks (each one a flag carried through the loop).
 //!
-//! Refused by name: mit_mot buffers (the gradients PyTensor builds through a Scan) and
-//! while loops (`until`), which this rule does not lower yet; a nit_sot output whose dims
-//! are not dims of the node's inputs (its buffer is allocated before the first step).
+//! Refused by name: while loops (`until`); a nit_sot output whose dims are not dims of the
+//! node's inputs.
 
 use super::shapes::Dim;
 use super::subtensor::scalar_index;
@@ -33,7 +39,7 @@ use crate::mlir::{AffineMap, Arith, Block, Cast, CmpI, IndexArg, IteratorType, S
 /// Where each kind of the node's inputs starts.
 struct Layout {
     seqs: usize,
-    sots: usize,
+    bufs: usize,
     untraced: usize,
     nit_lengths: usize,
     non_seqs: usize,
@@ -42,13 +48,23 @@ struct Layout {
 impl Layout {
     fn of(s: &Scan) -> Layout {
         let seqs = 1;
-        let sots = seqs + s.n_seqs + s.mit_mot_in.len();
-        let untraced = sots + s.sot_taps.len();
+        let bufs = seqs + s.n_seqs;
+        let untraced = bufs + s.mit_mot_in.len() + s.sot_taps.len();
         let nit_lengths = untraced + s.n_untraced;
         let non_seqs = nit_lengths + s.n_nit_sot;
-        Layout { seqs, sots, untraced, nit_lengths, non_seqs }
+        Layout { seqs, bufs, untraced, nit_lengths, non_seqs }
     }
 }
+
+/// A state buffer: the taps a step reads it at and writes it at (relative to the step's
+/// position), and whether it is a ring put in order after the loop (mit_sot, sit_sot).
+struct Buffer<'s> {
+    reads: &'s [i64],
+    writes: &'s [i64],
+    ring: bool,
+}
+
+const WRITTEN_AT_0: &[i64] = &[0];
 
 /// A non-sequence as bound in every step: the outer value and its dims.
 struct Bound {
@@ -57,20 +73,34 @@ struct Bound {
 }
 
 pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<(), String> {
-    if !s.mit_mot_in.is_empty() {
-        return Err("mit_mot buffers (a gradient through a Scan) are not lowered yet".into());
-    }
     if s.as_while {
         return Err("a Scan with a stop condition (until) is not lowered yet".into());
     }
     let at = Layout::of(s);
-    let n_sot = s.sot_taps.len();
-    if node.inputs.len() != at.non_seqs + s.n_non_seqs || node.outputs.len() != n_sot + s.n_nit_sot + s.n_untraced {
+    // The state buffers: mit_mot's (read and written at their taps), then mit_sot's and
+    // sit_sot's (read at negative taps, written at tap 0, put in order after the loop).
+    let bufs: Vec<Buffer> = s
+        .mit_mot_in
+        .iter()
+        .zip(&s.mit_mot_out)
+        .map(|(i, o)| Buffer { reads: i, writes: o, ring: false })
+        .chain(s.sot_taps.iter().map(|t| Buffer { reads: t, writes: WRITTEN_AT_0, ring: true }))
+        .collect();
+    let n_buf = bufs.len();
+    // Where each buffer's outputs start among the inner graph's outputs.
+    let mut out_base = Vec::with_capacity(n_buf);
+    let mut n_buf_outs = 0;
+    for buf in &bufs {
+        out_base.push(n_buf_outs);
+        n_buf_outs += buf.writes.len();
+    }
+    let (nit_out, untraced_out) = (n_buf_outs, n_buf_outs + s.n_nit_sot);
+    if node.inputs.len() != at.non_seqs + s.n_non_seqs || node.outputs.len() != n_buf + s.n_nit_sot + s.n_untraced {
         return Err(format!("a node of {} inputs and {} outputs for its ScanInfo", node.inputs.len(), node.outputs.len()));
     }
-    let taps_read: usize = s.sot_taps.iter().map(Vec::len).sum();
+    let taps_read: usize = bufs.iter().map(|b| b.reads.len()).sum();
     let g = &s.graph;
-    if g.inputs.len() != s.n_seqs + taps_read + s.n_untraced + s.n_non_seqs || g.outputs.len() != n_sot + s.n_nit_sot + s.n_untraced {
+    if g.inputs.len() != s.n_seqs + taps_read + s.n_untraced + s.n_non_seqs || g.outputs.len() != untraced_out + s.n_untraced {
         return Err(format!("an inner graph of {} inputs and {} outputs for its ScanInfo", g.inputs.len(), g.outputs.len()));
     }
     let ins: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
@@ -86,11 +116,11 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         let c = b.cmpi(CmpI::Sgt, &n, &len);
         short = b.arith(Arith::OrI, &short, &c);
     }
-    let sot_lens: Vec<Value> = (0..n_sot).map(|k| b.tensor_dim(&ins[at.sots + k], 0)).collect();
+    let buf_lens: Vec<Value> = (0..n_buf).map(|k| b.tensor_dim(&ins[at.bufs + k], 0)).collect();
     let nit_lens: Vec<Value> = (0..s.n_nit_sot).map(|k| scalar_index(cx, b, node.inputs[at.nit_lengths + k])).collect::<Result<_, _>>()?;
     let has_steps = b.cmpi(CmpI::Sgt, &n, &zero);
     let mut no_rows = b.cmpi(CmpI::Ne, &zero, &zero);
-    for len in sot_lens.iter().chain(&nit_lens) {
+    for len in buf_lens.iter().chain(&nit_lens) {
         let c = b.cmpi(CmpI::Sle, len, &zero);
         no_rows = b.arith(Arith::OrI, &no_rows, &c);
     }
@@ -109,9 +139,9 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     // Ring lengths for the index arithmetic: at least 1 (a loop that would divide by 0
     // runs no step).
     let ring = |b: &mut Block, len: &Value| b.arith(Arith::MaxSI, len, &one);
-    let sot_rings: Vec<Value> = sot_lens.iter().map(|l| ring(b, l)).collect();
+    let buf_rings: Vec<Value> = buf_lens.iter().map(|l| ring(b, l)).collect();
     let nit_rings: Vec<Value> = nit_lens.iter().map(|l| ring(b, l)).collect();
-    let mintaps: Vec<i64> = s.sot_taps.iter().map(|t| t.iter().copied().min().unwrap_or(-1)).collect();
+    let mintaps: Vec<i64> = bufs.iter().map(|b| b.reads.iter().copied().min().unwrap_or(0)).collect();
     // pos at step 0, and each tap as a non-negative offset, modulo the ring's length.
     let modulo = |b: &mut Block, v: i64, len: &Value| {
         let c = b.constant_index(v);
@@ -119,8 +149,9 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         let r = b.arith(Arith::AddI, &r, len);
         b.arith(Arith::RemSI, &r, len)
     };
-    let pos0: Vec<Value> = (0..n_sot).map(|k| modulo(b, -mintaps[k], &sot_rings[k])).collect();
-    let tap_offsets: Vec<Vec<Value>> = (0..n_sot).map(|k| s.sot_taps[k].iter().map(|&t| modulo(b, t, &sot_rings[k])).collect()).collect();
+    let pos0: Vec<Value> = (0..n_buf).map(|k| modulo(b, -mintaps[k], &buf_rings[k])).collect();
+    let tap_offsets: Vec<Vec<Value>> = (0..n_buf).map(|k| bufs[k].reads.iter().map(|&t| modulo(b, t, &buf_rings[k])).collect()).collect();
+    let write_offsets: Vec<Vec<Value>> = (0..n_buf).map(|k| bufs[k].writes.iter().map(|&t| modulo(b, t, &buf_rings[k])).collect()).collect();
 
     // The inner inputs as bound in a step (`value` filled in the step).
     let outer_dims = |cx: &Context, k: usize, from: usize| cx.dims(node.inputs[k])[from..].to_vec();
@@ -131,13 +162,13 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     let (checks_before, shape_checks_before) = (cx.checks.len(), cx.shape_checks.len());
     let (out_dims, step_checks) = {
         let mut scratch = b.scratch();
-        let carried: Vec<Value> = (0..n_sot).map(|k| ins[at.sots + k].clone()).chain(ins[at.untraced..at.nit_lengths].iter().cloned()).collect();
+        let carried: Vec<Value> = (0..n_buf).map(|k| ins[at.bufs + k].clone()).chain(ins[at.untraced..at.nit_lengths].iter().cloned()).collect();
         let pos: Vec<Value> = pos0.clone();
         let mut read = |b: &mut Block, k: usize, r: Option<&Value>| match r {
             Some(r) => row_at(b, &carried[k], r),
             None => carried[k].clone(),
         };
-        let bound = step_inputs(cx, &mut scratch, node, s, &at, &ins, &zero, &mut read, &pos, &tap_offsets, &sot_rings, &non_seqs);
+        let bound = step_inputs(cx, &mut scratch, node, s, &at, &ins, &zero, &mut read, &pos, &tap_offsets, &buf_rings, &non_seqs);
         let outs = inner::lower_graph(cx, &mut scratch, g, bound?)?;
         let checks: Vec<RuntimeCheck> = cx.checks.drain(checks_before..).map(|(_, c)| c).collect();
         cx.shape_checks.truncate(shape_checks_before);
@@ -146,12 +177,12 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
 
     // The nit_sot buffers, sized (length, the inner output's dims), found among the dims
     // of the node's inputs.
-    let mut starts: Vec<Value> = (0..n_sot).map(|k| ins[at.sots + k].clone()).collect();
+    let mut starts: Vec<Value> = (0..n_buf).map(|k| ins[at.bufs + k].clone()).collect();
     let mut nit_dims: Vec<Vec<Dim>> = Vec::new();
     for k in 0..s.n_nit_sot {
-        let o = g.outputs[n_sot + k];
+        let o = g.outputs[nit_out + k];
         let ty = g.ty(o);
-        let dims = &out_dims[n_sot + k];
+        let dims = &out_dims[nit_out + k];
         let mut sizes = vec![nit_lens[k].clone()];
         for (a, &d) in dims.iter().enumerate() {
             sizes.push(match ty.shape[a] {
@@ -178,15 +209,17 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         }
     }
     // The shapes a step must keep (checked before the call, from the inputs' dims).
-    for k in 0..n_sot {
-        let row = outer_dims(cx, at.sots + k, 1);
-        for (&o, &r) in out_dims[k].iter().zip(&row) {
-            cx.require_equal(o, r, "Scan (a step's output and its buffer's rows)");
+    for k in 0..n_buf {
+        let row = outer_dims(cx, at.bufs + k, 1);
+        for j in 0..bufs[k].writes.len() {
+            for (&o, &r) in out_dims[out_base[k] + j].iter().zip(&row) {
+                cx.require_equal(o, r, "Scan (a step's output and its buffer's rows)");
+            }
         }
     }
     for k in 0..s.n_untraced {
         let init = outer_dims(cx, at.untraced + k, 0);
-        for (&o, &r) in out_dims[n_sot + s.n_nit_sot + k].iter().zip(&init) {
+        for (&o, &r) in out_dims[untraced_out + k].iter().zip(&init) {
             cx.require_equal(o, r, "Scan (an untraced state's next and first values)");
         }
     }
@@ -195,24 +228,24 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         let none = b.constant_int(0, ScalarType::I8);
         starts.push(b.linalg_fill(&none, &e));
     }
-    // Parts: the sot buffers, the nit_sot buffers, the untraced states, the check flags.
+    // Parts: the state buffers, the nit_sot buffers, the untraced states, the check flags.
     let (pack, start) = Packed::pack(b, &starts);
     let start = cx.barrier(b, &start);
-    let (nit_at, untraced_at, flags_at) = (n_sot, n_sot + s.n_nit_sot, n_sot + s.n_nit_sot + s.n_untraced);
+    let (nit_at, untraced_at, flags_at) = (n_buf, n_buf + s.n_nit_sot, n_buf + s.n_nit_sot + s.n_untraced);
     let packed = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| {
         let state = &carried[0];
-        let pos: Vec<Value> = (0..n_sot)
+        let pos: Vec<Value> = (0..n_buf)
             .map(|k| {
                 let p = body.arith(Arith::AddI, &pos0[k], i);
-                body.arith(Arith::RemSI, &p, &sot_rings[k])
+                body.arith(Arith::RemSI, &p, &buf_rings[k])
             })
             .collect();
-        // Part k of the reader: sot buffer k, then untraced state k - n_sot.
+        // Part k of the reader: state buffer k, then untraced state k - n_buf.
         let mut read = |b: &mut Block, k: usize, r: Option<&Value>| match r {
             Some(r) => pack.read_row(b, state, k, r),
-            None => pack.read_all(b, state, untraced_at + k - n_sot),
+            None => pack.read_all(b, state, untraced_at + k - n_buf),
         };
-        let bound = step_inputs(cx, body, node, s, &at, &ins, i, &mut read, &pos, &tap_offsets, &sot_rings, &non_seqs)?;
+        let bound = step_inputs(cx, body, node, s, &at, &ins, i, &mut read, &pos, &tap_offsets, &buf_rings, &non_seqs)?;
         let checks_before = cx.checks.len();
         let outs = inner::lower_graph(cx, body, g, bound)?;
         let flags: Vec<Value> = cx.checks.drain(checks_before..).map(|(f, _)| f).collect();
@@ -220,12 +253,19 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
             return Err("a Scan step whose run-time checks change between lowerings".to_string());
         }
         let mut next = state.clone();
-        for (k, (v, _, _, _)) in outs.iter().enumerate().take(untraced_at) {
-            let row = if k < nit_at { pos[k].clone() } else { body.arith(Arith::RemSI, i, &nit_rings[k - nit_at]) };
-            next = pack.write_row(body, &next, k, &row, v);
+        for k in 0..n_buf {
+            for (j, off) in write_offsets[k].iter().enumerate() {
+                let row = body.arith(Arith::AddI, &pos[k], off);
+                let row = body.arith(Arith::RemSI, &row, &buf_rings[k]);
+                next = pack.write_row(body, &next, k, &row, &outs[out_base[k] + j].0);
+            }
+        }
+        for k in 0..s.n_nit_sot {
+            let row = body.arith(Arith::RemSI, i, &nit_rings[k]);
+            next = pack.write_row(body, &next, nit_at + k, &row, &outs[nit_out + k].0);
         }
         for k in 0..s.n_untraced {
-            next = pack.write_all(body, &next, untraced_at + k, &outs[untraced_at + k].0);
+            next = pack.write_all(body, &next, untraced_at + k, &outs[untraced_out + k].0);
         }
         for (c, flag) in flags.iter().enumerate() {
             let old = pack.read_all(body, state, flags_at + c);
@@ -238,38 +278,39 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     })?;
     let results: Vec<Value> = (0..pack.parts.len()).map(|k| pack.read_all(b, &packed[0], k)).collect();
 
-    // Rings that wrapped are rotated, rows never reached are zeros.
-    for k in 0..n_sot + s.n_nit_sot {
-        let (written, len, dims) = if k < n_sot {
+    // Rings that wrapped are rotated, rows never reached are zeros (mit_mot buffers are
+    // returned as they are, as `Scan.perform` does).
+    for k in 0..n_buf + s.n_nit_sot {
+        let (written, len, dims) = if k < n_buf {
             let history = idx(b, -mintaps[k]);
             let w = b.arith(Arith::AddI, &count, &history);
-            (w, sot_lens[k].clone(), cx.dims(node.inputs[at.sots + k]))
+            (w, buf_lens[k].clone(), cx.dims(node.inputs[at.bufs + k]))
         } else {
-            (count.clone(), nit_lens[k - n_sot].clone(), nit_dims[k - n_sot].clone())
+            (count.clone(), nit_lens[k - n_buf].clone(), nit_dims[k - n_buf].clone())
         };
-        let ordered = in_order(b, &results[k], &written, &len)?;
+        let ordered = if k < n_buf && !bufs[k].ring { results[k].clone() } else { in_order(b, &results[k], &written, &len)? };
         let out = node.outputs[k];
         let want = tensor_type(cx.graph.ty(out));
         let v = if *ordered.tensor() == want { ordered } else { b.tensor_cast(&ordered, want) };
         cx.define(out, v, dims);
     }
     for k in 0..s.n_untraced {
-        let out = node.outputs[n_sot + s.n_nit_sot + k];
-        let r = &results[n_sot + s.n_nit_sot + k];
+        let out = node.outputs[untraced_at + k];
+        let r = &results[untraced_at + k];
         let want = tensor_type(cx.graph.ty(out));
         let v = if *r.tensor() == want { r.clone() } else { b.tensor_cast(r, want) };
         let dims = cx.dims(node.inputs[at.untraced + k]);
         cx.define(out, v, dims);
     }
     for (c, check) in step_checks.into_iter().enumerate() {
-        cx.add_check(results[n_sot + s.n_nit_sot + s.n_untraced + c].clone(), check);
+        cx.add_check(results[flags_at + c].clone(), check);
     }
     Ok(())
 }
 
 /// The inner graph's inputs in step `i`: the sequences' row `i`, each state buffer's row at
 /// each of its taps, the untraced states and the non-sequences. `read(k, Some(r))` gives
-/// row `r` of sot buffer `k`, `read(n_sot + k, None)` untraced state `k`.
+/// row `r` of state buffer `k`, `read(n_buf + k, None)` untraced state `k`.
 #[allow(clippy::too_many_arguments)]
 fn step_inputs(
     cx: &mut Context,
@@ -301,7 +342,7 @@ fn step_inputs(
         bind(b, row, dims, &mut inner_inputs)?;
     }
     for (k, offsets) in tap_offsets.iter().enumerate() {
-        let dims = cx.dims(node.inputs[at.sots + k])[1..].to_vec();
+        let dims = cx.dims(node.inputs[at.bufs + k])[1..].to_vec();
         for off in offsets {
             let r = b.arith(Arith::AddI, &pos[k], off);
             let r = b.arith(Arith::RemSI, &r, &rings[k]);

@@ -271,8 +271,16 @@ pub(super) fn slice_axis(
     let len_pos = b.select(&nonempty_pos, &len_pos, &zero);
     let len_neg = b.select(&nonempty_neg, &len_neg, &zero);
     let len = b.select(&pos, &len_pos, &len_neg);
-    let dim = match (start_c, stop_c, step_c) {
-        (Some(s), Some(e), Some(st)) => cx.derived(DimExpr::Slice { base, start: s, stop: e, step: st.unwrap_or(1) }),
+    // A stop that is a known dim (`x[:y.shape[0]]`, as a Scan's gradient slices its
+    // buffers) from the start with step 1: the lesser of the two, checkable before the
+    // call.
+    let stop_dim = stop.and_then(|p| inputs.get(p)).and_then(|&v| match cx.int_values(v).as_deref() {
+        Some([IntValue::Dim(d)]) => Some(*d),
+        _ => None,
+    });
+    let dim = match (start_c, stop_c, step_c, stop_dim) {
+        (Some(s), Some(e), Some(st), _) => cx.derived(DimExpr::Slice { base, start: s, stop: e, step: st.unwrap_or(1) }),
+        (Some(None | Some(0)), None, Some(None | Some(1)), Some(d)) => cx.derived(DimExpr::Min(vec![base, d])),
         _ => cx.runtime_dim(),
     };
     Ok(SliceAxis { start: start_i, step, len, dim })
