@@ -28,7 +28,6 @@ class MLIRLinker(JITLinker):
         "BlasOpt",
         # CAReduce fused into Elemwise only pays for the C backend's loops.
         "local_careduce_fusion",
-        "scan_reduce_trace_prealloc",
         # The lowering is functional (tensors are values): destroy maps mean nothing here.
         "inplace",
         # The late inlining of AllocDiag, XLogY and XLog1PY: AllocDiag has a lowering rule
