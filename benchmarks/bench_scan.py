@@ -1,0 +1,128 @@
+#!/usr/bin/env python
+"""Scan benchmark: mode="MLIR" against NUMBA, JAX and PyTensor's C backend, on loops as
+PyMC models write them.
+
+Rows: a linear recurrence x_t = a x_{t-1} + s_t over 1000 steps of 100-vectors (the whole
+trace); a scalar AR(1) log-density over 1000 steps and its gradient (a Scan with mit_mot
+buffers); an RNN h_t = tanh(W h_{t-1} + u_t) over 200 steps of 64 units and its gradient.
+Every peer's result is checked against the C backend's before it is timed. Times are
+medians over repeats, the peers of a row timed round-robin (bench_cpu's helpers).
+
+    python benchmarks/bench_scan.py            # the sizes above
+    python benchmarks/bench_scan.py --quick    # smoke run: fewer steps, fewer repeats
+
+A script, not a test: it asserts correctness but never fails on speed.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cpu import HAVE_JAX, fmt_ratio, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+
+import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
+
+
+def scan(*args, **kwargs):
+    return pytensor.scan(*args, return_updates=False, **kwargs)
+
+
+def rows(quick):
+    """(label, size, inputs, outputs, values)."""
+    rng = np.random.default_rng(0)
+    steps = 100 if quick else 1000
+    out = []
+
+    s, x0, a = pt.dmatrix("s"), pt.dvector("x0"), pt.dscalar("a")
+    xs = scan(lambda s_t, x, a: a * x + s_t, sequences=[s], outputs_info=[x0], non_sequences=[a])
+    out.append(("recurrence", f"{steps} x 100 f64", [s, x0, a], xs, [rng.standard_normal((steps, 100)), rng.standard_normal(100), np.float64(0.9)]))
+
+    y, rho, sigma = pt.dvector("y"), pt.dscalar("rho"), pt.dscalar("sigma")
+    mu = scan(lambda y_prev, rho: rho * y_prev, sequences=[y[:-1]], non_sequences=[rho])
+    logp = (-0.5 * ((y[1:] - mu) / sigma) ** 2 - pt.log(sigma)).sum()
+    ys = np.cumsum(rng.standard_normal(steps)) * 0.1
+    vals = [ys, np.float64(0.7), np.float64(1.3)]
+    out.append(("AR(1) logp", f"{steps} steps f64", [y, rho, sigma], logp, vals))
+    out.append(("AR(1) logp grad", f"{steps} steps f64", [y, rho, sigma], pytensor.grad(logp, [rho, sigma]), vals))
+
+    n_rnn = 20 if quick else 200
+    u, w = pt.dmatrix("u"), pt.dmatrix("w")
+    hs = scan(lambda u_t, h, w: pt.tanh(pt.dot(w, h) + u_t), sequences=[u], outputs_info=[pt.zeros_like(u[0])], non_sequences=[w])
+    cost = (hs**2).sum()
+    vals = [rng.standard_normal((n_rnn, 64)), rng.standard_normal((64, 64)) / 8]
+    out.append(("RNN", f"{n_rnn} x 64 f64", [u, w], cost, vals))
+    out.append(("RNN grad", f"{n_rnn} x 64 f64", [u, w], pytensor.grad(cost, [w]), vals))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="smoke run: fewer steps, fewer repeats")
+    parser.add_argument("--repeats", type=int, default=None)
+    opts = parser.parse_args()
+    repeats = opts.repeats or (3 if opts.quick else 5)
+    min_time = 0.02 if opts.quick else 0.2
+
+    peers = ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + ["C"]
+    notes = []
+    if not HAVE_JAX:
+        notes.append(f"JAX column skipped: jax is not importable ({jax!r}); scripts/bootstrap.sh --bench installs it")
+    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
+          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
+          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+    modes = {"MLIR": "MLIR", "NUMBA": "NUMBA", "JAX": "JAX", "C": "CVM"}
+    results = []
+    t_start = time.perf_counter()
+    for label, size, inputs, output, vals in rows(opts.quick):
+        fns, compile_s = {}, {}
+        for peer in peers:
+            t0 = time.perf_counter()
+            try:
+                f = pytensor.function(inputs, output, mode=modes[peer])
+            except Exception as e:  # a peer that cannot compile a row is n/a there
+                notes.append(f"{label}: {peer} failed to compile ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+                continue
+            compile_s[peer] = time.perf_counter() - t0
+            call = jax_callable(f) if peer == "JAX" else f
+            own = [np.copy(v) for v in vals]
+            fns[peer] = lambda call=call, own=own: call(*own)
+        want = fns["C"]()
+        want = want if isinstance(want, list) else [want]
+        for peer, fn in list(fns.items()):
+            try:
+                got = fn()
+            except Exception as e:  # JAX traces at the first call: a shape it cannot trace
+                notes.append(f"{label}: {peer} failed at its first call ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+                del fns[peer]
+                continue
+            got = got if isinstance(got, (list, tuple)) else [got]
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-12, err_msg=f"{label}: {peer} vs C")
+        times = dict.fromkeys(peers) | time_round_robin(fns, min_time, repeats)
+        print(f"  {label}: timed (compile s: " + ", ".join(f"{p} {c:.1f}" for p, c in compile_s.items()) + ")", flush=True)
+        results.append((label, size, times))
+
+    print()
+    print("Per-call time (the pytensor Function call)")
+    print_table(["graph", "size", *peers], [[l, s, *(fmt_time(t[p]) for p in peers)] for l, s, t in results])
+    print()
+    others = [p for p in peers if p != "MLIR"]
+    print("Ratio MLIR / peer (below 1.00x: MLIR is faster)")
+    ratio = lambda a, b: None if a is None or b is None else a / b  # noqa: E731
+    print_table(["graph", "size", *(f"/{p}" for p in others)],
+                [[l, s, *(fmt_ratio(ratio(t["MLIR"], t[p])) for p in others)] for l, s, t in results])
+    notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
+    print()
+    for n in notes:
+        print("Note: " + n)
+    print(f"\ntotal {time.perf_counter() - t_start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
