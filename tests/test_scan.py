@@ -218,3 +218,15 @@ def test_untraced_state():
     (got_ys, got_last), (want_ys, want_last) = f(*values), ref(*values)
     assert_same(got_last, want_last)
     assert got_ys.shape == (0, 2) and want_ys.shape == (0, 0)
+
+
+def test_gradient_of_an_ar1_log_density():
+    """An AR(1) log-density over a sequence's shifted slices and its gradient: PyTensor's
+    gradient slices the Scan's buffers with lengths it computes from shapes (min, switch,
+    floor division), dims now evaluated before the call instead of refused."""
+    y, rho, sigma = pt.dvector("y"), pt.dscalar("rho"), pt.dscalar("sigma")
+    mu = scan(lambda y_prev, rho: rho * y_prev, sequences=[y[:-1]], non_sequences=[rho])
+    logp = (-0.5 * ((y[1:] - mu) / sigma) ** 2 - pt.log(sigma)).sum()
+    rng = np.random.default_rng(6)
+    cases = [[np.cumsum(rng.standard_normal(n)), np.float64(0.7), np.float64(1.3)] for n in [6, 2, 40]]
+    run_cases([y, rho, sigma], [logp, *pytensor.grad(logp, [y, rho, sigma])], cases, rtol=1e-10)

@@ -120,13 +120,19 @@ pub(super) fn shape_entry(cx: &mut Context, b: &mut Block, s: VarId, what: &str)
         Some(IntValue::Const(c)) if c < 0 => Err(format!("the constant shape entry {c} is negative")),
         Some(IntValue::Const(c)) => Ok((Dim::Static(c as u64), b.constant_index(c))),
         Some(IntValue::Dim(d)) => Ok((d, subtensor::scalar_index(cx, b, s)?)),
-        None | Some(IntValue::Unknown) => {
+        None | Some(IntValue::Unknown | IntValue::Expr(_)) => {
             let v = subtensor::scalar_index(cx, b, s)?;
             let zero = b.constant_index(0);
             let neg = b.cmpi(CmpI::Slt, &v, &zero);
             subtensor::check(cx, b, &neg, ErrorKind::Value, format!("{what}: negative dimensions are not allowed"));
             let v = b.arith(Arith::MaxSI, &v, &zero);
-            Ok((cx.runtime_dim(), v))
+            // An entry computed from dims (a Scan buffer's length) is that value as a dim,
+            // known before the call where it is not negative.
+            let dim = match known {
+                Some(IntValue::Expr(i)) => Dim::Derived(i),
+                _ => cx.runtime_dim(),
+            };
+            Ok((dim, v))
         }
     }
 }

@@ -30,7 +30,7 @@ mod scan;
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
 use crate::DType;
 use crate::mlir::{self, Block, Function, Type, Value};
-use shapes::{Dim, DimExpr, ShapeCheck};
+use shapes::{BoolExpr, Dim, DimExpr, IntExpr, IntOp, ShapeCheck};
 
 /// The name of the lowered function; IREE exposes it as `module.main`.
 pub const ENTRY: &str = "main";
@@ -134,6 +134,9 @@ pub enum IntValue {
     Dim(Dim),
     /// Known only at run time (an element of a vector whose others are known).
     Unknown,
+    /// A signed integer computed from dims: the `DimExpr::Value` at this index of the
+    /// table (not a dim; a slice bound derived from shapes).
+    Expr(usize),
 }
 
 /// The MLIR tensor type of a PyTensor tensor type.
@@ -328,7 +331,7 @@ fn track_int_arith(cx: &mut Context, node: &Node) {
         .inputs
         .iter()
         .map(|&i| match cx.int_values(i).as_deref() {
-            Some([v @ (IntValue::Const(_) | IntValue::Dim(_))]) => Sym::Int(*v),
+            Some([v @ (IntValue::Const(_) | IntValue::Dim(_) | IntValue::Expr(_))]) => Sym::Int(*v),
             _ => Sym::Unknown,
         })
         .collect();
@@ -345,16 +348,16 @@ fn track_int_arith(cx: &mut Context, node: &Node) {
                 })
                 .collect();
             for (&i, s) in g.inputs.iter().zip(&ins) {
-                vals[i] = *s;
+                vals[i] = s.clone();
             }
             for n in &g.nodes {
-                let args: Vec<Sym> = n.inputs.iter().map(|&i| vals[i]).collect();
+                let args: Vec<Sym> = n.inputs.iter().map(|&i| vals[i].clone()).collect();
                 let r = eval_int(cx, &n.op, &args);
                 for &o in &n.outputs {
-                    vals[o] = if g.dtypes[o].is_int() || g.dtypes[o] == DType::Bool { r } else { Sym::Unknown };
+                    vals[o] = if g.dtypes[o].is_int() || g.dtypes[o] == DType::Bool { r.clone() } else { Sym::Unknown };
                 }
             }
-            g.outputs.iter().map(|&o| vals[o]).collect()
+            g.outputs.iter().map(|&o| vals[o].clone()).collect()
         }
         op => vec![eval_int(cx, op, &ins)],
     };
@@ -366,14 +369,104 @@ fn track_int_arith(cx: &mut Context, node: &Node) {
 }
 
 /// A scalar as `track_int_arith` knows it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Sym {
     Int(IntValue),
     Bool(bool),
+    /// A comparison of integers computed from dims.
+    Cond(BoolExpr),
     Unknown,
 }
 
+impl Sym {
+    /// The integer as an expression (`None`: not a known integer).
+    fn expr(&self) -> Option<IntExpr> {
+        match self {
+            Sym::Int(IntValue::Const(c)) => Some(IntExpr::Const(*c)),
+            Sym::Int(IntValue::Dim(d)) => Some(IntExpr::Dim(*d)),
+            Sym::Int(IntValue::Expr(i)) => Some(IntExpr::Value(*i)),
+            _ => None,
+        }
+    }
+
+    fn cond(&self) -> Option<BoolExpr> {
+        match self {
+            Sym::Bool(b) => Some(BoolExpr::Const(*b)),
+            Sym::Cond(c) => Some(c.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// `expr` as a known integer: a constant where it is one, else a `DimExpr::Value`.
+fn int_expr(cx: &mut Context, expr: IntExpr) -> Sym {
+    if let IntExpr::Const(c) = expr {
+        return Sym::Int(IntValue::Const(c));
+    }
+    match cx.derived(DimExpr::Value(expr)) {
+        Dim::Derived(i) => Sym::Int(IntValue::Expr(i)),
+        // Constants only, folded.
+        Dim::Static(n) => i64::try_from(n).map_or(Sym::Unknown, |c| Sym::Int(IntValue::Const(c))),
+        Dim::Input { .. } => Sym::Unknown,
+    }
+}
+
+/// What `eval_int`'s exact rules do not know: integer arithmetic, comparisons and
+/// selections of known integers as expressions evaluated before the call.
+fn eval_expr(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
+    let ints: Option<Vec<IntExpr>> = args.iter().map(Sym::expr).collect();
+    let bin = |o: IntOp, v: &[IntExpr]| -> Option<IntExpr> {
+        let mut it = v.iter().cloned();
+        let first = it.next()?;
+        Some(it.fold(first, |acc, x| IntExpr::Bin(o, Box::new(acc), Box::new(x))))
+    };
+    let e = match (op, ints.as_deref()) {
+        (ScalarOp::Add, Some(v)) => bin(IntOp::Add, v),
+        (ScalarOp::Sub, Some(v)) if v.len() == 2 => bin(IntOp::Sub, v),
+        (ScalarOp::Mul, Some(v)) => bin(IntOp::Mul, v),
+        (ScalarOp::IntDiv, Some(v)) if v.len() == 2 => bin(IntOp::FloorDiv, v),
+        (ScalarOp::Mod, Some(v)) if v.len() == 2 => bin(IntOp::Mod, v),
+        (ScalarOp::Minimum, Some(v)) => bin(IntOp::Min, v),
+        (ScalarOp::Maximum, Some(v)) => bin(IntOp::Max, v),
+        (ScalarOp::Neg, Some([a])) => Some(IntExpr::Neg(Box::new(a.clone()))),
+        (ScalarOp::Cast | ScalarOp::Identity, Some([a])) => Some(a.clone()),
+        (ScalarOp::Lt | ScalarOp::Gt | ScalarOp::Le | ScalarOp::Ge | ScalarOp::Eq | ScalarOp::Neq, Some([a, b])) => {
+            let (a, b) = (a.clone(), b.clone());
+            return Sym::Cond(match op {
+                ScalarOp::Lt => BoolExpr::Lt(a, b),
+                ScalarOp::Gt => BoolExpr::Lt(b, a),
+                ScalarOp::Le => BoolExpr::Le(a, b),
+                ScalarOp::Ge => BoolExpr::Le(b, a),
+                ScalarOp::Eq => BoolExpr::Eq(a, b),
+                _ => BoolExpr::Not(Box::new(BoolExpr::Eq(a, b))),
+            });
+        }
+        (ScalarOp::Switch, _) if args.len() == 3 => match (args[0].cond(), args[1].expr(), args[2].expr()) {
+            (Some(c), Some(a), Some(b)) => Some(IntExpr::Select(Box::new(c), Box::new(a), Box::new(b))),
+            _ => None,
+        },
+        (ScalarOp::And | ScalarOp::Or, _) if args.len() == 2 => {
+            return match (args[0].cond(), args[1].cond()) {
+                (Some(a), Some(b)) if matches!(op, ScalarOp::And) => Sym::Cond(BoolExpr::And(Box::new(a), Box::new(b))),
+                (Some(a), Some(b)) => Sym::Cond(BoolExpr::Or(Box::new(a), Box::new(b))),
+                _ => Sym::Unknown,
+            }
+        }
+        (ScalarOp::Invert, _) if args.len() == 1 => return args[0].cond().map_or(Sym::Unknown, |c| Sym::Cond(BoolExpr::Not(Box::new(c)))),
+        _ => None,
+    };
+    e.map_or(Sym::Unknown, |e| int_expr(cx, e))
+}
+
 fn eval_int(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
+    match eval_exact(cx, op, args) {
+        Sym::Unknown => eval_expr(cx, op, args),
+        known => known,
+    }
+}
+
+/// Sums, differences and products of dims as dims, and what is decided without values.
+fn eval_exact(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
     let ints: Option<Vec<IntValue>> = args.iter().map(|a| if let Sym::Int(v) = a { Some(*v) } else { None }).collect();
     match (op, ints) {
         (ScalarOp::Add | ScalarOp::Sub, Some(vals)) => {
@@ -408,7 +501,7 @@ fn eval_int(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
                         None => return Sym::Unknown,
                     },
                     IntValue::Dim(d) => dims.push(d),
-                    IntValue::Unknown => return Sym::Unknown,
+                    IntValue::Unknown | IntValue::Expr(_) => return Sym::Unknown,
                 }
             }
             Sym::Int(if dims.is_empty() || constant == 0 {
@@ -433,9 +526,9 @@ fn eval_int(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
             };
             Sym::Bool(equal == matches!(op, ScalarOp::Eq))
         }
-        (ScalarOp::Identity, _) if args.len() == 1 => args[0],
+        (ScalarOp::Identity, _) if args.len() == 1 => args[0].clone(),
         (ScalarOp::Switch, _) if args.len() == 3 => match args[0] {
-            Sym::Bool(c) => args[if c { 1 } else { 2 }],
+            Sym::Bool(c) => args[if c { 1 } else { 2 }].clone(),
             _ => Sym::Unknown,
         },
         _ => Sym::Unknown,

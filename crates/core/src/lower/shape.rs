@@ -173,7 +173,8 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
     let known = if rank == 0 {
         Some(vec![])
     } else {
-        cx.int_values(s_var).filter(|v| v.len() == rank && !v.contains(&IntValue::Unknown))
+        // An entry computed from dims may be -1 (fill): only constants and dims count.
+        cx.int_values(s_var).filter(|v| v.len() == rank && v.iter().all(|e| matches!(e, IntValue::Const(_) | IntValue::Dim(_))))
     };
     let shape = cx.value(b, s_var)?;
     let (zero, one) = (b.constant_index(0), b.constant_index(1));
@@ -223,7 +224,7 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
                     IntValue::Const(c) if c < 0 => return Err(format!("the shape entry {c}")),
                     IntValue::Const(c) => Dim::Static(c as u64),
                     IntValue::Dim(d) => d,
-                    IntValue::Unknown => unreachable!("filtered out above"),
+                    IntValue::Unknown | IntValue::Expr(_) => unreachable!("filtered out above"),
                 });
             }
             if let Some(k) = fill_at {

@@ -47,6 +47,125 @@ pub enum DimExpr {
     /// numpy's broadcast of dims (index arrays of `AdvancedSubtensor`): the one that is not
     /// 1, or 1; invalid where two differ and neither is 1.
     Broadcast(Vec<Dim>),
+    /// A signed integer computed from dims (a slice bound or an allocation's size that
+    /// PyTensor's rewrites derive from shapes through comparisons, min/max and floor
+    /// division), which an `IntValue::Expr` refers to; as a dim, valid where not negative.
+    Value(IntExpr),
+    /// The length of `base[start:stop:step]` with bounds computed from dims, numpy's rules
+    /// (`step != 0`).
+    SliceBy { base: Dim, start: Option<IntExpr>, stop: Option<IntExpr>, step: i64 },
+}
+
+/// An integer computed from dims and constants, evaluated before the call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IntExpr {
+    Const(i64),
+    Dim(Dim),
+    /// The `DimExpr::Value` at this index of the table.
+    Value(usize),
+    Bin(IntOp, Box<IntExpr>, Box<IntExpr>),
+    Neg(Box<IntExpr>),
+    Select(Box<BoolExpr>, Box<IntExpr>, Box<IntExpr>),
+}
+
+/// Integer arithmetic as PyTensor's scalar ops do it on int64 (`int_div` and `mod` round
+/// toward negative infinity, as Python's and numpy's do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IntOp {
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Min,
+    Max,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoolExpr {
+    Const(bool),
+    Lt(IntExpr, IntExpr),
+    Le(IntExpr, IntExpr),
+    Eq(IntExpr, IntExpr),
+    And(Box<BoolExpr>, Box<BoolExpr>),
+    Or(Box<BoolExpr>, Box<BoolExpr>),
+    Not(Box<BoolExpr>),
+}
+
+/// The value of `e` for these input shapes; `None` where it depends on what is not known
+/// before the call, overflows, or divides by zero.
+pub fn value(e: &IntExpr, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<i64> {
+    match e {
+        IntExpr::Const(c) => Some(*c),
+        IntExpr::Dim(d) => resolve(*d, shapes, exprs).and_then(|n| i64::try_from(n).ok()),
+        IntExpr::Value(i) => match &exprs[*i] {
+            DimExpr::Value(inner) => value(inner, shapes, exprs),
+            _ => None,
+        },
+        IntExpr::Neg(a) => value(a, shapes, exprs)?.checked_neg(),
+        IntExpr::Bin(op, a, b) => {
+            let (a, b) = (value(a, shapes, exprs)?, value(b, shapes, exprs)?);
+            match op {
+                IntOp::Add => a.checked_add(b),
+                IntOp::Sub => a.checked_sub(b),
+                IntOp::Mul => a.checked_mul(b),
+                IntOp::FloorDiv => floor_div(a, b),
+                IntOp::Mod => a.checked_sub(b.checked_mul(floor_div(a, b)?)?),
+                IntOp::Min => Some(a.min(b)),
+                IntOp::Max => Some(a.max(b)),
+            }
+        }
+        IntExpr::Select(c, a, b) => {
+            if truth(c, shapes, exprs)? {
+                value(a, shapes, exprs)
+            } else {
+                value(b, shapes, exprs)
+            }
+        }
+    }
+}
+
+/// `a // b` rounded toward negative infinity; `None` for a zero divisor or an overflow.
+fn floor_div(a: i64, b: i64) -> Option<i64> {
+    let q = a.checked_div(b)?;
+    Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
+}
+
+fn truth(c: &BoolExpr, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<bool> {
+    let v = |e: &IntExpr| value(e, shapes, exprs);
+    match c {
+        BoolExpr::Const(b) => Some(*b),
+        BoolExpr::Lt(a, b) => Some(v(a)? < v(b)?),
+        BoolExpr::Le(a, b) => Some(v(a)? <= v(b)?),
+        BoolExpr::Eq(a, b) => Some(v(a)? == v(b)?),
+        BoolExpr::And(a, b) => Some(truth(a, shapes, exprs)? && truth(b, shapes, exprs)?),
+        BoolExpr::Or(a, b) => Some(truth(a, shapes, exprs)? || truth(b, shapes, exprs)?),
+        BoolExpr::Not(a) => Some(!truth(a, shapes, exprs)?),
+    }
+}
+
+/// Whether `e` depends on values only the kernel knows.
+fn expr_is_runtime(e: &IntExpr, exprs: &[DimExpr]) -> bool {
+    match e {
+        IntExpr::Const(_) => false,
+        IntExpr::Dim(d) => is_runtime(*d, exprs),
+        IntExpr::Value(i) => match &exprs[*i] {
+            DimExpr::Value(inner) => expr_is_runtime(inner, exprs),
+            _ => true,
+        },
+        IntExpr::Neg(a) => expr_is_runtime(a, exprs),
+        IntExpr::Bin(_, a, b) => expr_is_runtime(a, exprs) || expr_is_runtime(b, exprs),
+        IntExpr::Select(c, a, b) => cond_is_runtime(c, exprs) || expr_is_runtime(a, exprs) || expr_is_runtime(b, exprs),
+    }
+}
+
+fn cond_is_runtime(c: &BoolExpr, exprs: &[DimExpr]) -> bool {
+    match c {
+        BoolExpr::Const(_) => false,
+        BoolExpr::Lt(a, b) | BoolExpr::Le(a, b) | BoolExpr::Eq(a, b) => expr_is_runtime(a, exprs) || expr_is_runtime(b, exprs),
+        BoolExpr::And(a, b) | BoolExpr::Or(a, b) => cond_is_runtime(a, exprs) || cond_is_runtime(b, exprs),
+        BoolExpr::Not(a) => cond_is_runtime(a, exprs),
+    }
 }
 
 /// The length numpy gives `x[start:stop:step]` for `x` of length `n`.
@@ -122,6 +241,16 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
                 (acc, n) if n == 1 || n == acc => Some(acc),
                 _ => None,
             }),
+            // A value used as a dim (an Alloc's size): valid where not negative.
+            DimExpr::Value(e) => value(e, shapes, exprs).and_then(|v| u64::try_from(v).ok()),
+            DimExpr::SliceBy { base, start, stop, step } => {
+                let n = i64::try_from(resolve(*base, shapes, exprs)?).ok()?;
+                let bound = |b: &Option<IntExpr>| match b {
+                    None => Some(None),
+                    Some(e) => value(e, shapes, exprs).map(Some),
+                };
+                Some(slice_len(n, bound(start)?, bound(stop)?, *step) as u64)
+            }
         },
     }
 }
@@ -136,6 +265,10 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
             DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) | DimExpr::Broadcast(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
+            DimExpr::Value(e) => expr_is_runtime(e, exprs),
+            DimExpr::SliceBy { base, start, stop, .. } => {
+                is_runtime(*base, exprs) || [start, stop].into_iter().flatten().any(|e| expr_is_runtime(e, exprs))
+            }
         },
     }
 }
@@ -157,6 +290,10 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
             DimExpr::Quotient { num, den } => format!("({}) / ({})", list(num, " * "), list(den, " * ")),
             DimExpr::Min(ds) => format!("min({})", list(ds, ", ")),
             DimExpr::Broadcast(ds) => format!("broadcast({})", list(ds, ", ")),
+            DimExpr::Value(_) => "a value computed from shapes".into(),
+            DimExpr::SliceBy { base, step, .. } => {
+                format!("the length of a slice [..:..:{step}] of {} with bounds computed from shapes", describe(*base, names, exprs))
+            }
         },
     }
 }
@@ -257,5 +394,40 @@ mod tests {
         let r = |x: usize, y: usize| resolve(Dim::Derived(0), &[&[x], &[y]], &exprs);
         assert_eq!((r(1, 3), r(3, 1), r(3, 3), r(1, 1), r(0, 1), r(1, 0), r(0, 0)), (Some(3), Some(3), Some(3), Some(1), Some(0), Some(0), Some(0)));
         assert_eq!((r(2, 3), r(0, 3)), (None, None));
+    }
+
+    /// `int_div` and `mod` round toward negative infinity (Python's `//` and `%`, which
+    /// numpy's integer ops follow), by definition: q = floor(a / b) as an exact rational.
+    #[test]
+    fn floor_division_and_modulo_match_python() {
+        for a in -7i64..=7 {
+            for b in [-3i64, -2, -1, 1, 2, 3] {
+                let q = (a as f64 / b as f64).floor() as i64;
+                let e = |op| IntExpr::Bin(op, Box::new(IntExpr::Const(a)), Box::new(IntExpr::Const(b)));
+                assert_eq!(value(&e(IntOp::FloorDiv), &[], &[]), Some(q), "{a} // {b}");
+                assert_eq!(value(&e(IntOp::Mod), &[], &[]), Some(a - b * q), "{a} % {b}");
+            }
+            let by_zero = IntExpr::Bin(IntOp::FloorDiv, Box::new(IntExpr::Const(a)), Box::new(IntExpr::Const(0)));
+            assert_eq!(value(&by_zero, &[], &[]), None);
+        }
+    }
+
+    /// A slice whose stop is computed from an input's dim: numpy's length for each shape,
+    /// and a select on a comparison of dims.
+    #[test]
+    fn slice_with_computed_bounds() {
+        let n = Dim::Input { input: 0, axis: 0 };
+        let m = Dim::Input { input: 1, axis: 0 };
+        // stop = m - 1 if m < n else -2
+        let stop = IntExpr::Select(
+            Box::new(BoolExpr::Lt(IntExpr::Dim(m), IntExpr::Dim(n))),
+            Box::new(IntExpr::Bin(IntOp::Sub, Box::new(IntExpr::Dim(m)), Box::new(IntExpr::Const(1)))),
+            Box::new(IntExpr::Const(-2)),
+        );
+        let exprs = vec![DimExpr::SliceBy { base: n, start: None, stop: Some(stop), step: 1 }];
+        for (len_n, len_m) in [(5usize, 3usize), (5, 7), (0, 4), (2, 1)] {
+            let want = if len_m < len_n { slice_len(len_n as i64, None, Some(len_m as i64 - 1), 1) } else { slice_len(len_n as i64, None, Some(-2), 1) };
+            assert_eq!(resolve(Dim::Derived(0), &[&[len_n], &[len_m]], &exprs), Some(want as u64));
+        }
     }
 }

@@ -7,7 +7,7 @@
 //! reads nothing.
 
 use super::scalar::{self, Scalar};
-use super::shapes::{Dim, DimExpr};
+use super::shapes::{Dim, DimExpr, IntExpr};
 use super::{tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{IdxEntry, Node, Op, VarId};
@@ -278,9 +278,28 @@ pub(super) fn slice_axis(
         Some([IntValue::Dim(d)]) => Some(*d),
         _ => None,
     });
+    // Bounds computed from dims (a Scan's gradient slices with PyTensor's own length
+    // arithmetic: min, switch, floor division): a length evaluated before the call.
+    let computed = |cx: &Context, p: Option<usize>| -> Option<Option<IntExpr>> {
+        let Some(p) = p else { return Some(None) };
+        let v = *inputs.get(p)?;
+        if cx.graph.variables[v].is_none {
+            return Some(None);
+        }
+        match cx.int_values(v).as_deref() {
+            Some([IntValue::Const(c)]) => Some(Some(IntExpr::Const(*c))),
+            Some([IntValue::Dim(d)]) => Some(Some(IntExpr::Dim(*d))),
+            Some([IntValue::Expr(i)]) => Some(Some(IntExpr::Value(*i))),
+            _ => None,
+        }
+    };
     let dim = match (start_c, stop_c, step_c, stop_dim) {
         (Some(s), Some(e), Some(st), _) => cx.derived(DimExpr::Slice { base, start: s, stop: e, step: st.unwrap_or(1) }),
         (Some(None | Some(0)), None, Some(None | Some(1)), Some(d)) => cx.derived(DimExpr::Min(vec![base, d])),
+        (_, _, Some(st), _) => match (computed(cx, start), computed(cx, stop)) {
+            (Some(s), Some(e)) => cx.derived(DimExpr::SliceBy { base, start: s, stop: e, step: st.unwrap_or(1) }),
+            _ => cx.runtime_dim(),
+        },
         _ => cx.runtime_dim(),
     };
     Ok(SliceAxis { start: start_i, step, len, dim })
