@@ -578,7 +578,7 @@ fn minus_root(f: &mut F, a: &Value, hi: PerType, lo: PerType) -> Value {
 
 /// (psi(a) for a > 0, psi(a + 1) for a < 1): below 2 from the fit around the root, whose
 /// variables at a + 1 are taken from a exactly.
-fn psi_positive(f: &mut F, a: &Value) -> Value {
+pub(super) fn psi_positive(f: &mut F, a: &Value) -> Value {
     let one = f.c(1.0);
     let below_one = f.cmp(CmpF::Olt, a, &one);
     let half = f.c(0.5);

@@ -47,8 +47,9 @@
 //! functions' near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
 //! integer case too (d up to 10,000).
 
+use super::beta::branch;
 use super::exp_log::log1p;
-use super::gamma::{gamma, psi};
+use super::gamma::{gamma, gamma1p_below, psi, psi_positive};
 use super::F;
 use crate::lower::scalar::float_pow;
 use crate::mlir::{Arith, CmpF, ScalarType, Value};
@@ -105,9 +106,44 @@ fn non_positive_integer(f: &mut F, v: &Value) -> Value {
     f.and(&integral, &non_positive)
 }
 
+/// Gamma(v): for 0 < v < 20 by gamma(1 + (v - 1)) (v - 1 exact from 1 on) or gamma(1 +
+/// v) / v, straight-line products (`gamma1p_below`), under an `scf.if`: the kernel is
+/// scalar code (its loops), and `gamma` computes its Stirling form and reflection on
+/// every lane (it is written for vector code).
+fn gamma_fast(f: &mut F, v: &Value) -> Value {
+    let zero = f.c(0.0);
+    let limit = f.c(20.0);
+    let pos = f.cmp(CmpF::Ogt, v, &zero);
+    let below = f.cmp(CmpF::Olt, v, &limit);
+    let easy = f.and(&pos, &below);
+    let v2 = v.clone();
+    branch(
+        f,
+        &easy,
+        |g| {
+            let one = g.c(1.0);
+            let big = g.cmp(CmpF::Oge, &v2, &one);
+            let vm1 = g.sub(&v2, &one);
+            let arg = g.sel(&big, &vm1, &v2);
+            let r = gamma1p_below(g, &arg, 20);
+            let small = g.div(&r, &v2);
+            g.sel(&big, &r, &small)
+        },
+        |g| gamma(g.b, &v2),
+    )
+}
+
+/// psi(v): `psi_positive` alone for v > 0 (see `gamma_fast`).
+fn psi_fast(f: &mut F, v: &Value) -> Value {
+    let zero = f.c(0.0);
+    let pos = f.cmp(CmpF::Ogt, v, &zero);
+    let v2 = v.clone();
+    branch(f, &pos, |g| psi_positive(g, &v2), |g| psi(g.b, &v2))
+}
+
 /// 1 / Gamma(v), 0 at the poles.
 fn rgamma(f: &mut F, v: &Value) -> Value {
-    let g = gamma(f.b, v);
+    let g = gamma_fast(f, v);
     let one = f.c(1.0);
     let r = f.div(&one, &g);
     let pole = non_positive_integer(f, v);
@@ -281,20 +317,20 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let fractional = f.not(&integral);
     let gamma_weight = f.c(GAMMA_ULPS);
     // The gamma functions both forms share.
-    let g_c = gamma(f.b, c);
-    let g_d = gamma(f.b, d);
+    let g_c = gamma_fast(f, c);
+    let g_d = gamma_fast(f, d);
     let minus_d = f.neg(d);
-    let g_minus_d = gamma(f.b, &minus_d);
+    let g_minus_d = gamma_fast(f, &minus_d);
     let r_a = rgamma(f, a);
     let r_b = rgamma(f, b);
     let r_ca = rgamma(f, ca);
     let r_cb = rgamma(f, cb);
-    let psi_a = psi(f.b, a);
-    let psi_b = psi(f.b, b);
-    let psi_ca = psi(f.b, ca);
-    let psi_cb = psi(f.b, cb);
-    let psi_d = psi(f.b, d);
-    let psi_minus_d = psi(f.b, &minus_d);
+    let psi_a = psi_fast(f, a);
+    let psi_b = psi_fast(f, b);
+    let psi_ca = psi_fast(f, ca);
+    let psi_cb = psi_fast(f, cb);
+    let psi_d = psi_fast(f, d);
+    let psi_minus_d = psi_fast(f, &minus_d);
     // The first-order corrections for the rounded arguments: of 1/(Gamma(a) Gamma(b)) and
     // 1/(Gamma(c-a) Gamma(c-b)), and of Gamma(d), Gamma(-d).
     let corr_b = first_order(f, &psi_b, p.b_lo, false);
@@ -417,7 +453,7 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let p0 = f.sel(&integral, &p0, &zero);
     let psi_m1 = {
         let m1 = f.add(&m, &one);
-        psi(f.b, &m1)
+        psi_fast(f, &m1)
     };
     let psi_apm = f.sel(&negative, &psi_b, &psi_cb);
     let psi_bpm = f.sel(&negative, &psi_a, &psi_ca);
