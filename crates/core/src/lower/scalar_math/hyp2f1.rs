@@ -27,8 +27,10 @@
 //!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
 //!
 //! Cost: the kernel is scalar code (its loops), so each form runs under an `scf.if` only
-//! where it applies, and the series in z or w above 3/4 (hundreds to thousands of terms)
-//! only where the connection formula's own estimate is above 5 eps.
+//! where it applies, the series in z or w from 1/2 on (50 to thousands of terms) only where
+//! the connection formula's own estimate is above 10 eps, and Pfaff's series only where
+//! the series in z's is. The gamma and psi functions of positive arguments take
+//! straight-line forms (`gamma_fast`, `psi_fast`).
 //!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
@@ -76,11 +78,15 @@ const RECURRENCE_WEIGHT: f64 = 0.25;
 /// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
 /// estimated 6.8 had 19 ULP, the connection formula estimated 9.6 had 1).
 const SERIES_ROUNDING: f64 = 2.2;
-/// Above this x the series in x (z or w) run only where the connection formula's error
-/// estimate exceeds CONNECTION_GOOD: they would take hundreds to thousands of terms there.
-const SERIES_SLOW_X: f64 = 0.75;
-/// A connection formula's error estimate (in eps) good enough to skip the long series.
-const CONNECTION_GOOD: f64 = 5.0;
+/// An error estimate (in eps) good enough to skip the other forms: the series in z or w
+/// (from x = 1/2, where the connection formula applies, 50 to thousands of terms) where the
+/// connection's estimate is at most this, Pfaff's series where the series in z's is. The
+/// connection's estimate is at least GAMMA_ULPS + SERIES_ROUNDING = 6.2 (at 5 no lane of
+/// the fractional case ever skipped the series: z in (-300, -10] cost 30 us an element,
+/// 20x NUMBA); a series' own estimate, sqrt(5 k) weighted over its terms, is rarely below
+/// it there anyway (on 2,000 points: the same max error, a few points 3-6 ULP better or
+/// worse).
+const CONNECTION_GOOD: f64 = 10.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -811,21 +817,22 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let conn2 = est;
 
     // The series in z and in w, where the connection formula's estimate is not already
-    // good or the series are short (they need about 36 / (1 - x) terms: thousands near
-    // x = 1, against the connection's two series in 1 - x, which converge like 2^-k at
-    // worst). Then every form in the same order as ever.
+    // good (they need about 36 / (1 - x) terms: thousands near x = 1, against the
+    // connection's two series in 1 - x, which converge like 2^-k at worst); below x = 1/2
+    // no connection ran (its estimate is infinite). Then every form in the same order as
+    // ever.
     let conn_err = f.b.arith(Arith::MinimumF, &conn1.error, &conn2.error);
     let good = f.c(CONNECTION_GOOD);
     let conn_good = f.cmp(CmpF::Ole, &conn_err, &good);
     let conn_poor = f.not(&conn_good);
-    let slow = f.c(SERIES_SLOW_X);
-    let z_fast = f.cmp(CmpF::Olt, z, &slow);
-    let z_worth = f.or(&z_fast, &conn_poor);
-    let series_z = f.and(&series_z, &z_worth);
+    let series_z = f.and(&series_z, &conn_poor);
     let (mut best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
-    let w_fast = f.cmp(CmpF::Olt, &w, &slow);
-    let w_worth = f.or(&w_fast, &conn_poor);
-    let w_series = f.and(&w_series, &w_worth);
+    let w_series = f.and(&w_series, &conn_poor);
+    // Nor Pfaff's series and recurrences where the series in z is good already (-1 < z <
+    // 0: they tripled the cost there).
+    let z_good = f.cmp(CmpF::Ole, &best.error, &good);
+    let z_poor = f.not(&z_good);
+    let w_series = f.and(&w_series, &z_poor);
     let w_s = f.sel(&w_series, &w, &zero);
     for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
         let (est, _) = when(f, &w_series, 0, |g| {
