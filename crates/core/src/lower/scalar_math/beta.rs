@@ -173,8 +173,10 @@ fn power_term_one_small(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, l
     let e = f.fma(&lg, &log_z_lg, &e);
     let e = f.fma(&sm, &log_sz, &e);
     let ex = f.exp(&e);
-    let gamma_sm = gamma::gamma(f.b, &sm);
-    f.div(&ex, &gamma_sm)
+    // gamma(sm) = gamma(1 + sm) / sm, straight-line (see `inverse_beta_small`).
+    let gamma1p_sm = gamma::gamma1p_below_10(f, &sm);
+    let r = f.div(&sm, &gamma1p_sm);
+    f.mul(&ex, &r)
 }
 
 /// The power term for p, q < 10: z^p w^q gamma(p+q) / gamma(p) / gamma(q). In f64 the
@@ -215,12 +217,29 @@ fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Valu
         let e = f.fma(p, log_z, &e);
         f.exp(&e)
     };
-    let g_s = gamma::gamma(f.b, &s);
-    let g_p = gamma::gamma(f.b, p);
-    let g_q = gamma::gamma(f.b, q);
-    let g = f.div(&g_s, &g_p);
-    let g = f.div(&g, &g_q);
+    let g = inverse_beta_small(f, p, q, &s);
     f.mul(&ex, &g)
+}
+
+/// 1 / B(p, q) = gamma(s) / (gamma(p) gamma(q)) for 0 < p, q < 10, s = p + q, from
+/// gamma(1 + a) = a gamma(a) by `gamma1p_below` (straight-line products, where `gamma`'s
+/// Stirling branch and reflection cost several times more on every lane): gamma(p) =
+/// gamma(1 + p) / p, and gamma(s) = gamma(1 + (s - 1)) (s - 1 exact) from s = 1 on.
+fn inverse_beta_small(f: &mut F, p: &Value, q: &Value, s: &Value) -> Value {
+    let one = f.c(1.0);
+    let s_big = f.cmp(CmpF::Oge, s, &one);
+    let sm1 = f.sub(s, &one);
+    let arg = f.sel(&s_big, &sm1, s);
+    let g_s = gamma::gamma1p_below(f, &arg, 20);
+    let g_s_small = f.div(&g_s, s);
+    let g_s = f.sel(&s_big, &g_s, &g_s_small);
+    let g_p = gamma::gamma1p_below_10(f, p);
+    let g_q = gamma::gamma1p_below_10(f, q);
+    // In this order nothing underflows for tiny p, q (p q would).
+    let rp = f.div(p, &g_p);
+    let rq = f.div(q, &g_q);
+    let g = f.mul(&g_s, &rp);
+    f.mul(&g, &rq)
 }
 
 /// `then` where `cond` holds, `other` elsewhere, as an `scf.if`: only one side runs. The
@@ -336,17 +355,18 @@ fn power_series(f: &mut F, a: &Value, b: &Value, x: &Value, skip: &Value) -> Val
     let one_minus_b = f.sub(&one, b);
     let t1 = f.mul(&one_minus_b, x);
     let t1 = f.sel(skip, &zero, &t1);
+    let a1 = f.add(a, &one);
+    let term1 = f.div(&t1, &a1);
     let (a, b, x) = (a.clone(), b.clone(), x.clone());
-    let a2 = a.clone();
-    // The sum is compensated (Neumaier's, by TwoSum): up to thousands of terms near x = 1.
+    // The next term t_n / (a + n) is carried, so that the stopping test does not divide
+    // again. The sum is compensated (Neumaier's, by TwoSum): up to thousands of terms
+    // near x = 1.
     let done = f.b.scf_while(
-        &[one.clone(), t1, first, zero.clone()],
+        &[one.clone(), t1, term1, first, zero.clone()],
         |c, v| {
             let mut g = F { b: c, ty };
-            let (n, t, sum) = (&v[0], &v[1], &v[2]);
-            let an = g.add(&a2, n);
-            let term = g.div(t, &an);
-            let term = g.abs(&term);
+            let (n, term, sum) = (&v[0], &v[2], &v[3]);
+            let term = g.abs(term);
             let tol = g.k(TOLERANCE);
             let limit = g.mul(sum, &tol);
             let go_on = g.cmp(CmpF::Ogt, &term, &limit);
@@ -356,21 +376,21 @@ fn power_series(f: &mut F, a: &Value, b: &Value, x: &Value, skip: &Value) -> Val
         },
         |l, v| {
             let mut g = F { b: l, ty };
-            let (n, t, sum, err) = (&v[0], &v[1], &v[2], &v[3]);
+            let (n, t, term, sum, err) = (&v[0], &v[1], &v[2], &v[3], &v[4]);
             let one = g.c(1.0);
-            let an = g.add(&a, n);
-            let term = g.div(t, &an);
-            let (sum, e) = g.two_sum(sum, &term);
+            let (sum, e) = g.two_sum(sum, term);
             let err = g.add(err, &e);
             let n1 = g.add(n, &one);
             let nb = g.sub(&n1, &b);
             let r = g.div(&nb, &n1);
             let r = g.mul(&r, &x);
             let t = g.mul(t, &r);
-            vec![n1, t, sum, err]
+            let an = g.add(&a, &n1);
+            let term = g.div(&t, &an);
+            vec![n1, t, term, sum, err]
         },
     );
-    f.add(&done[2], &done[3])
+    f.add(&done[3], &done[4])
 }
 
 /// z (p + q) - p for z = x (`swapped` false: p = a, q = b) or z = 1 - x (true: p = b,

@@ -578,7 +578,7 @@ fn minus_root(f: &mut F, a: &Value, hi: PerType, lo: PerType) -> Value {
 
 /// (psi(a) for a > 0, psi(a + 1) for a < 1): below 2 from the fit around the root, whose
 /// variables at a + 1 are taken from a exactly.
-fn psi_positive(f: &mut F, a: &Value) -> Value {
+pub(super) fn psi_positive(f: &mut F, a: &Value) -> Value {
     let one = f.c(1.0);
     let below_one = f.cmp(CmpF::Olt, a, &one);
     let half = f.c(0.5);
@@ -777,18 +777,23 @@ pub(super) fn gamma_stirling(f: &mut F, a: &Value) -> (Value, Value) {
 /// n = floor(a), z = 1 + a - n in [1, 2) by GAMMA_1_2 at u = (a - n) - 1/2 (exact), the
 /// product carried in two doubles as in `gamma`.
 pub(super) fn gamma1p_below_10(f: &mut F, a: &Value) -> Value {
+    gamma1p_below(f, a, 10)
+}
+
+/// Gamma(1 + a) for 0 <= a < `limit` as `gamma1p_below_10` (limit - 1 factors, unrolled).
+pub(super) fn gamma1p_below(f: &mut F, a: &Value, limit: usize) -> Value {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let half = f.c(0.5);
-    let nine = f.c(9.0);
+    let n_max = f.c((limit - 1) as f64);
     let n = floor(f, a);
     let n = f.b.arith(Arith::MaximumF, &n, &zero);
-    let n = f.b.arith(Arith::MinimumF, &n, &nine);
+    let n = f.b.arith(Arith::MinimumF, &n, &n_max);
     let frac = f.sub(a, &n);
     let u = f.sub(&frac, &half);
     let g = poly(f, &GAMMA_1_2, &u);
     let (mut hi, mut lo) = (one.clone(), zero);
-    for j in 0..9 {
+    for j in 0..limit - 1 {
         let jv = f.c(j as f64);
         let used = f.cmp(CmpF::Olt, &jv, &n);
         let factor = f.sub(a, &jv);

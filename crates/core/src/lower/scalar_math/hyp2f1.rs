@@ -27,8 +27,10 @@
 //!   polynomial times a power (the other forms of a polynomial F cancel near its zeros).
 //!
 //! Cost: the kernel is scalar code (its loops), so each form runs under an `scf.if` only
-//! where it applies, and the series in z or w above 3/4 (hundreds to thousands of terms)
-//! only where the connection formula's own estimate is above 5 eps.
+//! where it applies, the series in z or w from 1/2 on (50 to thousands of terms) only where
+//! the connection formula's own estimate is above 10 eps, and Pfaff's series only where
+//! the series in z's is. The gamma and psi functions of positive arguments take
+//! straight-line forms (`gamma_fast`, `psi_fast`).
 //!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
@@ -47,8 +49,9 @@
 //! functions' near-poles; the series stop at 10,000 terms (nan past that), the finite sum of the
 //! integer case too (d up to 10,000).
 
+use super::beta::branch;
 use super::exp_log::log1p;
-use super::gamma::{gamma, psi};
+use super::gamma::{gamma, gamma1p_below, psi, psi_positive};
 use super::F;
 use crate::lower::scalar::float_pow;
 use crate::mlir::{Arith, CmpF, ScalarType, Value};
@@ -75,11 +78,15 @@ const RECURRENCE_WEIGHT: f64 = 0.25;
 /// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
 /// estimated 6.8 had 19 ULP, the connection formula estimated 9.6 had 1).
 const SERIES_ROUNDING: f64 = 2.2;
-/// Above this x the series in x (z or w) run only where the connection formula's error
-/// estimate exceeds CONNECTION_GOOD: they would take hundreds to thousands of terms there.
-const SERIES_SLOW_X: f64 = 0.75;
-/// A connection formula's error estimate (in eps) good enough to skip the long series.
-const CONNECTION_GOOD: f64 = 5.0;
+/// An error estimate (in eps) good enough to skip the other forms: the series in z or w
+/// (from x = 1/2, where the connection formula applies, 50 to thousands of terms) where the
+/// connection's estimate is at most this, Pfaff's series where the series in z's is. The
+/// connection's estimate is at least GAMMA_ULPS + SERIES_ROUNDING = 6.2 (at 5 no lane of
+/// the fractional case ever skipped the series: z in (-300, -10] cost 30 us an element,
+/// 20x NUMBA); a series' own estimate, sqrt(5 k) weighted over its terms, is rarely below
+/// it there anyway (on 2,000 points: the same max error, a few points 3-6 ULP better or
+/// worse).
+const CONNECTION_GOOD: f64 = 10.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -105,9 +112,44 @@ fn non_positive_integer(f: &mut F, v: &Value) -> Value {
     f.and(&integral, &non_positive)
 }
 
+/// Gamma(v): for 0 < v < 20 by gamma(1 + (v - 1)) (v - 1 exact from 1 on) or gamma(1 +
+/// v) / v, straight-line products (`gamma1p_below`), under an `scf.if`: the kernel is
+/// scalar code (its loops), and `gamma` computes its Stirling form and reflection on
+/// every lane (it is written for vector code).
+fn gamma_fast(f: &mut F, v: &Value) -> Value {
+    let zero = f.c(0.0);
+    let limit = f.c(20.0);
+    let pos = f.cmp(CmpF::Ogt, v, &zero);
+    let below = f.cmp(CmpF::Olt, v, &limit);
+    let easy = f.and(&pos, &below);
+    let v2 = v.clone();
+    branch(
+        f,
+        &easy,
+        |g| {
+            let one = g.c(1.0);
+            let big = g.cmp(CmpF::Oge, &v2, &one);
+            let vm1 = g.sub(&v2, &one);
+            let arg = g.sel(&big, &vm1, &v2);
+            let r = gamma1p_below(g, &arg, 20);
+            let small = g.div(&r, &v2);
+            g.sel(&big, &r, &small)
+        },
+        |g| gamma(g.b, &v2),
+    )
+}
+
+/// psi(v): `psi_positive` alone for v > 0 (see `gamma_fast`).
+fn psi_fast(f: &mut F, v: &Value) -> Value {
+    let zero = f.c(0.0);
+    let pos = f.cmp(CmpF::Ogt, v, &zero);
+    let v2 = v.clone();
+    branch(f, &pos, |g| psi_positive(g, &v2), |g| psi(g.b, &v2))
+}
+
 /// 1 / Gamma(v), 0 at the poles.
 fn rgamma(f: &mut F, v: &Value) -> Value {
-    let g = gamma(f.b, v);
+    let g = gamma_fast(f, v);
     let one = f.c(1.0);
     let r = f.div(&one, &g);
     let pole = non_positive_integer(f, v);
@@ -281,20 +323,20 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let fractional = f.not(&integral);
     let gamma_weight = f.c(GAMMA_ULPS);
     // The gamma functions both forms share.
-    let g_c = gamma(f.b, c);
-    let g_d = gamma(f.b, d);
+    let g_c = gamma_fast(f, c);
+    let g_d = gamma_fast(f, d);
     let minus_d = f.neg(d);
-    let g_minus_d = gamma(f.b, &minus_d);
+    let g_minus_d = gamma_fast(f, &minus_d);
     let r_a = rgamma(f, a);
     let r_b = rgamma(f, b);
     let r_ca = rgamma(f, ca);
     let r_cb = rgamma(f, cb);
-    let psi_a = psi(f.b, a);
-    let psi_b = psi(f.b, b);
-    let psi_ca = psi(f.b, ca);
-    let psi_cb = psi(f.b, cb);
-    let psi_d = psi(f.b, d);
-    let psi_minus_d = psi(f.b, &minus_d);
+    let psi_a = psi_fast(f, a);
+    let psi_b = psi_fast(f, b);
+    let psi_ca = psi_fast(f, ca);
+    let psi_cb = psi_fast(f, cb);
+    let psi_d = psi_fast(f, d);
+    let psi_minus_d = psi_fast(f, &minus_d);
     // The first-order corrections for the rounded arguments: of 1/(Gamma(a) Gamma(b)) and
     // 1/(Gamma(c-a) Gamma(c-b)), and of Gamma(d), Gamma(-d).
     let corr_b = first_order(f, &psi_b, p.b_lo, false);
@@ -417,7 +459,7 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let p0 = f.sel(&integral, &p0, &zero);
     let psi_m1 = {
         let m1 = f.add(&m, &one);
-        psi(f.b, &m1)
+        psi_fast(f, &m1)
     };
     let psi_apm = f.sel(&negative, &psi_b, &psi_cb);
     let psi_bpm = f.sel(&negative, &psi_a, &psi_ca);
@@ -775,21 +817,22 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let conn2 = est;
 
     // The series in z and in w, where the connection formula's estimate is not already
-    // good or the series are short (they need about 36 / (1 - x) terms: thousands near
-    // x = 1, against the connection's two series in 1 - x, which converge like 2^-k at
-    // worst). Then every form in the same order as ever.
+    // good (they need about 36 / (1 - x) terms: thousands near x = 1, against the
+    // connection's two series in 1 - x, which converge like 2^-k at worst); below x = 1/2
+    // no connection ran (its estimate is infinite). Then every form in the same order as
+    // ever.
     let conn_err = f.b.arith(Arith::MinimumF, &conn1.error, &conn2.error);
     let good = f.c(CONNECTION_GOOD);
     let conn_good = f.cmp(CmpF::Ole, &conn_err, &good);
     let conn_poor = f.not(&conn_good);
-    let slow = f.c(SERIES_SLOW_X);
-    let z_fast = f.cmp(CmpF::Olt, z, &slow);
-    let z_worth = f.or(&z_fast, &conn_poor);
-    let series_z = f.and(&series_z, &z_worth);
+    let series_z = f.and(&series_z, &conn_poor);
     let (mut best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
-    let w_fast = f.cmp(CmpF::Olt, &w, &slow);
-    let w_worth = f.or(&w_fast, &conn_poor);
-    let w_series = f.and(&w_series, &w_worth);
+    let w_series = f.and(&w_series, &conn_poor);
+    // Nor Pfaff's series and recurrences where the series in z is good already (-1 < z <
+    // 0: they tripled the cost there).
+    let z_good = f.cmp(CmpF::Ole, &best.error, &good);
+    let z_poor = f.not(&z_good);
+    let w_series = f.and(&w_series, &z_poor);
     let w_s = f.sel(&w_series, &w, &zero);
     for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
         let (est, _) = when(f, &w_series, 0, |g| {
