@@ -438,6 +438,14 @@ mod tests {
     }
 
     #[test]
+    fn only_the_cpu_tiles_matmuls_for_its_vectors() {
+        let cpu = Target::LlvmCpu { driver: "local-sync".into() }.matmul_vector_bytes();
+        assert!(matches!(cpu, None | Some(32) | Some(64)), "{cpu:?}");
+        assert_eq!(Target::Cuda { arch: "sm_80".into() }.matmul_vector_bytes(), None);
+        assert_eq!(Target::VulkanSpirv(VulkanFeatures::baseline()).matmul_vector_bytes(), None);
+    }
+
+    #[test]
     fn vulkan_target_follows_features() {
         let mut features = VulkanFeatures::baseline();
         let target = Target::VulkanSpirv(features.clone());
