@@ -8,6 +8,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
+import pytensor_mlir
 from pytensor.compile.mode import Mode
 from pytensor.tensor.blas import BatchedDot, Dot22, Dot22Scalar, Gemm, Gemv, Ger
 from pytensor.tensor.blockwise import Blockwise
@@ -160,6 +161,58 @@ def test_dot_inner_mismatch_raises_like_c(sa, sb):
     f, ref = compile_both([a, b], pt.dot(a, b))
     got, _ = raises_like(f, ref, [np.ones(sa), np.ones(sb)])
     assert isinstance(got, ValueError)
+
+
+def host_packs_matmuls():
+    """Whether this host's CPU gets the packed (linalg.mmt4d) matmul: x86-64 with AVX2 and FMA."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), [])
+    except OSError:
+        return False
+    return "avx2" in flags and "fma" in flags
+
+
+# (a's shape, b's shape): over the packed kernel's least work (M*K*N >= 2**27; its other
+# limits are checked on the MLIR in blas.rs), tiles partly filled; and a small one.
+PACKED_CASES = [((517, 515), (515, 513)), ((40, 2048), (2048, 1700)), ((100, 100), (100, 100))]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("static", [False, True], ids=["dynamic", "static"])
+def test_packed_matmul(dtype, static):
+    # One graph of every case (one compile), against C; nan, inf and -0 in the packed one.
+    rng = np.random.default_rng(11)
+    inputs, outputs, vals = [], [], []
+    for i, (sa, sb) in enumerate(PACKED_CASES):
+        a = pt.tensor(f"a{i}", dtype=dtype, shape=sa if static else (None, None))
+        b = pt.tensor(f"b{i}", dtype=dtype, shape=sb if static else (None, None))
+        inputs += [a, b]
+        outputs.append(pt.dot(a, b))
+        vals += [values(rng, sa, dtype), values(rng, sb, dtype)]
+    vals[0][3, ::97] = np.inf
+    vals[0][5, 7] = -np.inf
+    vals[0][8, 9] = np.nan
+    vals[0][10] = -0.0
+    vals[1][::89, 20] = np.nan
+    vals[1][:, 30] = -0.0
+    f, ref = compile_both(inputs, outputs)
+    mlir = pytensor_mlir.get_mlir(f)
+    if host_packs_matmuls():
+        # Dynamic shapes choose at run time; static ones at compile time.
+        assert mlir.count("linalg.mmt4d") == (2 if static else 3), mlir
+        assert ("scf.if" in mlir) != static
+    eps = np.finfo(dtype).eps
+    for i, (got, want) in enumerate(zip(f(*vals), ref(*vals))):
+        a, b = vals[2 * i], vals[2 * i + 1]
+        # Sums of K products in another order than OpenBLAS's: within K ulps of |a| @ |b|.
+        with np.errstate(invalid="ignore"):
+            bound = a.shape[1] * eps * (np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64))
+        finite = np.isfinite(want)
+        assert_same(np.where(finite, 0, got), np.where(finite, 0, want), err_msg=f"case {i}")
+        assert (np.abs(got[finite] - want[finite]) <= bound[finite]).all(), f"case {i}"
+        zeros = (got == 0) & (want == 0)
+        assert (np.signbit(got[zeros]) == np.signbit(want[zeros])).all(), f"case {i}: signed zeros"
 
 
 # --------------------------------------------------------------------------- Gemm family

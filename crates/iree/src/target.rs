@@ -208,6 +208,22 @@ const AMPERE_WGP: &str = "compute = fp64|fp32|fp16|int64|int32|int16|int8, stora
 /// no aligned-only move has a memory operand off the stack.
 pub const CPU_BINDING_ALIGNMENT: usize = 8;
 
+#[cfg(target_arch = "x86_64")]
+fn host_vector_bytes() -> Option<u32> {
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        Some(64)
+    } else if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        Some(32)
+    } else {
+        None
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn host_vector_bytes() -> Option<u32> {
+    None
+}
+
 /// No silent dtype changes: IREE 3.13 demotes f64 to f32 by default, and would truncate
 /// floats its VM target cannot hold; both are turned off (the latter then fails loudly).
 /// i64 demotion is off by default and pinned off here.
@@ -240,6 +256,17 @@ impl Target {
             }
             "metal" => Ok(Target::MetalSpirv),
             other => Err(RuntimeError::Usage(format!("no compiler target for driver {other:?}"))),
+        }
+    }
+
+    /// The width in bytes of the vector registers the compiled code uses, where it is worth
+    /// tiling matrix products for them: the host's on llvm-cpu (compiled for
+    /// `--iree-llvmcpu-target-cpu=host`), 64 with AVX-512, 32 with AVX2 and FMA; `None` on
+    /// other CPUs (their tiles were never measured) and on GPUs (IREE tiles for those itself).
+    pub fn matmul_vector_bytes(&self) -> Option<u32> {
+        match self {
+            Target::LlvmCpu { .. } => host_vector_bytes(),
+            _ => None,
         }
     }
 
@@ -408,6 +435,14 @@ mod tests {
         assert_eq!(task.execution_model(), ExecutionModel::Hal);
         assert!(!task.flags().iter().any(|f| f.starts_with("--iree-execution-model")));
         assert!(task.module("x\n").contains("min_buffer_offset_alignment = 8,"));
+    }
+
+    #[test]
+    fn only_the_cpu_tiles_matmuls_for_its_vectors() {
+        let cpu = Target::LlvmCpu { driver: "local-sync".into() }.matmul_vector_bytes();
+        assert!(matches!(cpu, None | Some(32) | Some(64)), "{cpu:?}");
+        assert_eq!(Target::Cuda { arch: "sm_80".into() }.matmul_vector_bytes(), None);
+        assert_eq!(Target::VulkanSpirv(VulkanFeatures::baseline()).matmul_vector_bytes(), None);
     }
 
     #[test]

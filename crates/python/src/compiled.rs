@@ -58,6 +58,7 @@ fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
         float64_math: matches!(target, Target::LlvmCpu { .. } | Target::Cuda { .. }),
         scatter: matches!(target, Target::LlvmCpu { .. }),
         sum_contractions: matches!(target, Target::LlvmCpu { .. }),
+        packed_matmul: target.matmul_vector_bytes(),
     };
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
 }

@@ -56,16 +56,21 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// vectorizes those). IREE 3.13's GPU codegen fails on every such sum of dynamic extent:
 /// SPIR-V (Vulkan, Metal) asks for a dynamic or 2^55-byte workgroup allocation, CUDA
 /// "failed to distribute" the dot; there sums stay `linalg.generic` folds.
+///
+/// `packed_matmul`: the width in bytes of the CPU's vector registers, where float matrix
+/// products are packed into tiles that fit them (see `blas::packed_matmul`); `None`: plain
+/// `linalg.matmul` (GPU targets, CPUs whose tiles were not measured).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScalarTarget {
     pub float64_math: bool,
     pub scatter: bool,
     pub sum_contractions: bool,
+    pub packed_matmul: Option<u32>,
 }
 
 impl ScalarTarget {
-    /// llvm-cpu's: everything.
-    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true, sum_contractions: true };
+    /// llvm-cpu's: everything but the packed matmuls, whose tiles depend on the host.
+    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true, sum_contractions: true, packed_matmul: None };
 }
 
 thread_local! {
@@ -92,6 +97,11 @@ pub fn has_scatter() -> bool {
 /// Whether float sums may be contractions with ones (see [`ScalarTarget`]).
 pub fn has_sum_contractions() -> bool {
     TARGET.with(|t| t.get().sum_contractions)
+}
+
+/// The vector width in bytes that float matmuls are packed for, if they are (see [`ScalarTarget`]).
+pub fn packed_matmul() -> Option<u32> {
+    TARGET.with(|t| t.get().packed_matmul)
 }
 
 /// Run-time errors a scalar op can raise, as `i1` flags "this element failed".
@@ -1139,7 +1149,7 @@ mod special_function_tests {
               "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
                           "inputs": [0], "outputs": [1]}}]}}"#
         );
-        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true })
+        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, ..crate::ScalarTarget::CPU })
     }
 
     /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.
@@ -1168,7 +1178,7 @@ mod special_function_tests {
                       "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
                                   "inputs": [0, 1], "outputs": [2]}}]}}"#
                 );
-                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true })
+                let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, ..crate::ScalarTarget::CPU })
                     .unwrap_or_else(|e| panic!("{op}: {e}"));
                 assert_eq!(lowered.mlir.contains("f64"), float64_math, "{op}: f64 only where the target has f64 math");
             }
@@ -1185,7 +1195,7 @@ mod special_function_tests {
               "inputs": [0, 1], "outputs": [2],
               "nodes": [{"op": {"type": "Elemwise", "props": {"scalar_op": {"$op": {"type": "Owens_t", "props": {}}}}},
                           "inputs": [0, 1], "outputs": [2]}]}"#;
-            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true }).unwrap();
+            let lowered = crate::compile_export(json, crate::ScalarTarget { float64_math, scatter: true, ..crate::ScalarTarget::CPU }).unwrap();
             assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }
@@ -1200,7 +1210,7 @@ mod special_function_tests {
                   "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "Hyp2F1", "props": {{}}}}}}}}}},
                               "inputs": [0, 1, 2, 3], "outputs": [4]}}]}}"#
             );
-            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, sum_contractions: true }).unwrap();
+            let lowered = crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, ..crate::ScalarTarget::CPU }).unwrap();
             assert_eq!(lowered.mlir.contains("f64"), float64_math, "f64 only where the target has f64 math");
         }
     }

@@ -66,6 +66,8 @@ pub enum Arith {
     AndI,
     OrI,
     XOrI,
+    /// Unsigned division rounding up (tile counts of a packed layout).
+    CeilDivUI,
 }
 
 impl Arith {
@@ -94,6 +96,7 @@ impl Arith {
             AndI => "arith.andi",
             OrI => "arith.ori",
             XOrI => "arith.xori",
+            CeilDivUI => "arith.ceildivui",
         }
     }
 
@@ -198,6 +201,8 @@ pub enum Contraction {
     Dot,
     /// `(b,m,k),(b,k,n)->(b,m,n)`, batch sizes equal.
     BatchMatmul,
+    /// Tiled operands (see [`Block::linalg_pack`]): `(M1,K1,M0,K0),(N1,K1,N0,K0)->(M1,N1,M0,N0)`.
+    Mmt4d,
 }
 
 /// One result of an affine map: an iteration dim or a constant index.
@@ -516,6 +521,7 @@ impl Block {
             Contraction::Vecmat => "linalg.vecmat",
             Contraction::Dot => "linalg.dot",
             Contraction::BatchMatmul => "linalg.batch_matmul",
+            Contraction::Mmt4d => "linalg.mmt4d",
         };
         self.def(
             init.ty.clone(),
@@ -756,13 +762,26 @@ impl Block {
         then: impl FnOnce(&mut Block) -> Vec<Value>,
         otherwise: impl FnOnce(&mut Block) -> Vec<Value>,
     ) -> Vec<Value> {
+        let types: Vec<Type> = types.iter().map(|&t| t.into()).collect();
+        self.scf_if_values(cond, &types, then, otherwise)
+    }
+
+    /// `scf.if` yielding values of `types`, scalars or tensors (IREE runs a branch of
+    /// tensors on the host, dispatching only the ops of the branch taken).
+    pub fn scf_if_values(
+        &mut self,
+        cond: &Value,
+        types: &[Type],
+        then: impl FnOnce(&mut Block) -> Vec<Value>,
+        otherwise: impl FnOnce(&mut Block) -> Vec<Value>,
+    ) -> Vec<Value> {
         assert_eq!(cond.scalar(), ScalarType::I1, "scf.if condition must be i1");
         let type_list = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
         let mut branches = Vec::new();
         for f in [Box::new(then) as Box<dyn FnOnce(&mut Block) -> Vec<Value>>, Box::new(otherwise)] {
             let mut inner = Block::new(self.indent + 1, self.counter.clone());
             let ys = f(&mut inner);
-            assert_eq!(ys.iter().map(|y| y.scalar()).collect::<Vec<_>>(), types, "scf.if branch yields other types");
+            assert_eq!(ys.iter().map(|y| y.ty.clone()).collect::<Vec<_>>(), types, "scf.if branch yields other types");
             inner.line(&format!("scf.yield {} : {}", join_names(&ys), join_types(&ys)));
             branches.push(inner.text);
         }
@@ -773,7 +792,7 @@ impl Block {
         self.line("} else {");
         self.text.push_str(&branches[1]);
         self.line("}");
-        results(&name, types.iter().map(|&t| t.into()))
+        results(&name, types.iter().cloned())
     }
 
     /// `tensor.extract_slice` with unit strides; the result's dims are static where the
@@ -915,4 +934,56 @@ impl Block {
         self.line(&format!("}} -> {}, {}", init.ty, acc.ty));
         Value { name: format!("{name}#0"), ty: init.ty.clone() }
     }
+}
+
+/// Tiled data layouts (`linalg.pack` / `linalg.unpack`), for contractions on tiles.
+impl Block {
+    /// `linalg.pack` of `src` into `dest`: the dims `inner_dims_pos` of `src` are cut into
+    /// tiles of `inner_tiles` (trailing dims of `dest`, in that order), partial tiles padded
+    /// with `pad`; `outer_dims_perm` orders the tile-count dims.
+    pub fn linalg_pack(&mut self, src: &Value, dest: &Value, pad: &Value, outer_dims_perm: &[usize], inner_dims_pos: &[usize], inner_tiles: &[u64]) -> Value {
+        let (s, d) = (src.tensor(), dest.tensor());
+        assert_eq!(pad.scalar(), s.element, "pack padding of another element type");
+        assert!(inner_dims_pos.len() == inner_tiles.len() && outer_dims_perm.len() == s.rank(), "pack needs a tile per inner dim and a permutation of all dims");
+        assert!(d.rank() == s.rank() + inner_tiles.len() && d.shape[s.rank()..].iter().zip(inner_tiles).all(|(&n, &t)| n == Some(t)), "pack destination does not end in the tiles");
+        self.def(
+            dest.ty.clone(),
+            format!(
+                "linalg.pack {} padding_value({} : {}) outer_dims_perm = [{}] inner_dims_pos = [{}] inner_tiles = [{}] into {} : {} -> {}",
+                src.name,
+                pad.name,
+                pad.ty,
+                list(outer_dims_perm),
+                list(inner_dims_pos),
+                list(inner_tiles),
+                dest.name,
+                src.ty,
+                dest.ty
+            ),
+        )
+    }
+
+    /// `linalg.unpack` of `src` (tiles of `inner_tiles` over `dest`'s dims `inner_dims_pos`,
+    /// tile-count dims in `dest`'s order) into `dest`, dropping the padding.
+    pub fn linalg_unpack(&mut self, src: &Value, dest: &Value, inner_dims_pos: &[usize], inner_tiles: &[u64]) -> Value {
+        let (s, d) = (src.tensor(), dest.tensor());
+        assert!(inner_dims_pos.len() == inner_tiles.len() && s.rank() == d.rank() + inner_tiles.len(), "unpack needs a tile per inner dim");
+        assert!(s.shape[d.rank()..].iter().zip(inner_tiles).all(|(&n, &t)| n == Some(t)), "unpack source does not end in the tiles");
+        self.def(
+            dest.ty.clone(),
+            format!(
+                "linalg.unpack {} inner_dims_pos = [{}] inner_tiles = [{}] into {} : {} -> {}",
+                src.name,
+                list(inner_dims_pos),
+                list(inner_tiles),
+                dest.name,
+                src.ty,
+                dest.ty
+            ),
+        )
+    }
+}
+
+fn list<T: ToString>(items: &[T]) -> String {
+    items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
 }
