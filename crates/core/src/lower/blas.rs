@@ -47,6 +47,7 @@ pub fn dot(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Result<(
         dims.push(db[1]);
     }
     let empty = b.tensor_empty(tensor_type(&to), &sizes);
+    let out_sizes = sizes.clone();
     let zero = scalar::scalar_constant(b, to.dtype, &vec![0u8; to.dtype.byte_size()])?;
     let plain = |b: &mut Block| {
         let init = b.linalg_fill(&zero.value, &empty);
@@ -79,7 +80,9 @@ pub fn dot(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Result<(
                     large = b.arith(Arith::AndI, &large, &enough);
                 }
                 let ty = empty.ty().clone();
-                b.scf_if_values(&large, &[ty], |b| vec![packed(b)], |b| vec![plain(b)]).remove(0)
+                let r = b.scf_if_values(&large, &[ty], |b| vec![packed(b)], |b| vec![plain(b)]).remove(0);
+                // The full HAL (a Scan's loop around this dot) must see the result's sizes.
+                b.tie_shape(&r, &out_sizes)
             }
         }
         _ => plain(b),

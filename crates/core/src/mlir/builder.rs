@@ -715,10 +715,20 @@ impl Block {
         let dynamic = ty.shape.iter().filter(|d| d.is_none()).count();
         assert_eq!(dynamic, dynamic_sizes.len(), "a barrier needs one size per dynamic dim");
         let r = self.def(t.ty.clone(), format!("util.optimization_barrier {} : {ty}", t.name));
+        self.tie_shape(&r, dynamic_sizes)
+    }
+
+    /// `flow.tensor.tie_shape`: `t` with its dynamic dims named by `dynamic_sizes` (one per
+    /// dynamic dim, in order), for results IREE cannot see the sizes of (a barrier's, an
+    /// `scf.if`'s in a program compiled for the full HAL).
+    pub fn tie_shape(&mut self, t: &Value, dynamic_sizes: &[Value]) -> Value {
+        let ty = t.tensor().clone();
+        let dynamic = ty.shape.iter().filter(|d| d.is_none()).count();
+        assert_eq!(dynamic, dynamic_sizes.len(), "tie_shape needs one size per dynamic dim");
         if dynamic == 0 {
-            return r;
+            return t.clone();
         }
-        self.def(t.ty.clone(), format!("flow.tensor.tie_shape {} : {ty}{{{}}}", r.name, join_names(dynamic_sizes)))
+        self.def(t.ty.clone(), format!("flow.tensor.tie_shape {} : {ty}{{{}}}", t.name, join_names(dynamic_sizes)))
     }
 }
 
