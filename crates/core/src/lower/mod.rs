@@ -290,6 +290,57 @@ impl<'g> Context<'g> {
         ErrorKind::Raise(i)
     }
 
+    /// Dim `d` as an `index` value computed from the dims of `node`'s inputs (`ins`, their
+    /// values): a static size, an input's dim, or sums, offsets, products, quotients and
+    /// minimums of those; `None` where it is none of these (a run-time dim). For outputs
+    /// whose sizes a rule must allocate before computing them (a loop's buffers).
+    pub fn dim_value(&self, b: &mut Block, d: Dim, node: &Node, ins: &[Value]) -> Option<Value> {
+        if let Dim::Static(s) = d {
+            return Some(b.constant_index(s as i64));
+        }
+        for (k, &v) in node.inputs.iter().enumerate() {
+            if let Some(a) = self.dims(v).iter().position(|&x| x == d) {
+                return Some(b.tensor_dim(&ins[k], a));
+            }
+        }
+        let Dim::Derived(i) = d else { return None };
+        let all = |b: &mut Block, ds: &[Dim]| ds.iter().map(|&x| self.dim_value(b, x, node, ins)).collect::<Option<Vec<Value>>>();
+        let fold = |b: &mut Block, vs: Vec<Value>, op: mlir::Arith| {
+            let mut it = vs.into_iter();
+            let first = it.next()?;
+            Some(it.fold(first, |acc, v| b.arith(op, &acc, &v)))
+        };
+        match self.dim_exprs[i].clone() {
+            DimExpr::Sum(ds) => {
+                let vs = all(b, &ds)?;
+                fold(b, vs, mlir::Arith::AddI)
+            }
+            DimExpr::Offset(ds, c) => {
+                let vs = all(b, &ds)?;
+                let sum = fold(b, vs, mlir::Arith::AddI)?;
+                let c = b.constant_index(c);
+                Some(b.arith(mlir::Arith::AddI, &sum, &c))
+            }
+            DimExpr::Product(ds) => {
+                let vs = all(b, &ds)?;
+                fold(b, vs, mlir::Arith::MulI)
+            }
+            DimExpr::Min(ds) => {
+                let vs = all(b, &ds)?;
+                fold(b, vs, mlir::Arith::MinSI)
+            }
+            DimExpr::Quotient { num, den } => {
+                let (n, d) = (all(b, &num)?, all(b, &den)?);
+                let (one, n) = (b.constant_index(1), fold(b, n, mlir::Arith::MulI)?);
+                let d = fold(b, d, mlir::Arith::MulI).unwrap_or_else(|| one.clone());
+                // A zero divisor only where the check before the call fails.
+                let d = b.arith(mlir::Arith::MaxUI, &d, &one);
+                Some(b.arith(mlir::Arith::DivUI, &n, &d))
+            }
+            _ => None,
+        }
+    }
+
     /// Adds a flag result (`tensor<i8>`, nonzero on failure) to the function.
     pub fn add_check(&mut self, flag: Value, check: RuntimeCheck) {
         self.checks.push((flag, check));

@@ -187,7 +187,7 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         for (a, &d) in dims.iter().enumerate() {
             sizes.push(match ty.shape[a] {
                 Some(size) => idx(b, size as i64),
-                None => dim_value(cx, b, node, &ins, d).ok_or_else(|| format!("a nit_sot output whose dim {a} is not a dim of the Scan's inputs"))?,
+                None => cx.dim_value(b, d, node, &ins).ok_or_else(|| format!("a nit_sot output whose dim {a} is not a dim of the Scan's inputs"))?,
             });
         }
         let full = TensorType::new(vec![None; 1 + ty.ndim()], tensor_type(ty).element);
@@ -412,19 +412,6 @@ fn in_order(b: &mut Block, t: &Value, written: &Value, len: &Value) -> Result<Va
         Ok::<_, String>(vec![gb.select(&past, &zero, &v)])
     })?;
     Ok(r[0].clone())
-}
-
-/// A dim of the call as an `index`, where it is a dim of one of the node's inputs.
-fn dim_value(cx: &Context, b: &mut Block, node: &Node, ins: &[Value], d: Dim) -> Option<Value> {
-    if let Dim::Static(s) = d {
-        return Some(b.constant_index(s as i64));
-    }
-    for (k, &v) in node.inputs.iter().enumerate() {
-        if let Some(a) = cx.dims(v).iter().position(|&x| x == d) {
-            return Some(b.tensor_dim(&ins[k], a));
-        }
-    }
-    None
 }
 
 /// An `i1` as the `tensor<i8>` flag of a run-time check.
