@@ -1070,6 +1070,48 @@ def test_incomplete_gamma_huge_a(dtype):
             assert ((below <= yv) & (yv <= above)).all(), (root, below, above, yv)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_incomplete_gamma_fixed_depths(dtype):
+    """gammainc and gammaincc at the edges of their fixed-length sums (incomplete_gamma.rs,
+    `p_series_fixed` and `q_fraction_fixed`, straight-line code). Against mpmath, within
+    8 ULP in float64 and 1 ULP in float32 (computed in float64): the deepest continued
+    fractions (x just above 1.1, a tiny or just below x) and the longest series (a just
+    below 20, where Temme's expansion starts, x just below a). Like the Ops' Python
+    implementation (scipy) to rtol 1e-12 (mpmath takes minutes there): a around
+    SERIES_HUGE_A (1e20) with x up to 0.34 a, and huge x (1e17 to 1e300, a up to x / 2.2)
+    in the fraction, where P or Q underflows: 0 or 1, never nan."""
+    import pytensor
+    from pytensor.compile.mode import Mode
+
+    above_1_1 = float(np.nextafter(1.1, 2.0))
+    deep = [(a, x) for x in (above_1_1, 1.2, 1.5, 2.0) for a in (1e-300, 1e-20, 1e-3, 0.3, 0.999, 1.0999)]
+    deep += [(a, a * r) for a in (19.999999, 19.99, 15.5, 9.75) for r in (0.999999, 0.99, 0.9)]
+    huge = [(a, a * r) for a in (1e18, 1e19, 9.9e19, 1e20, 1.01e20, 1e40, 1e100) for r in (1e-21, 0.1, 0.34)]
+    huge += [(a, x) for x in (1e17, 1e40, 1e160, 1e300) for a in (0.5, 5.0, 19.5, x / 2.2)]
+    a, x = pt.vector("a", dtype=dtype), pt.vector("x", dtype=dtype)
+    outs = [pt.gammainc(a, x), pt.gammaincc(a, x)]
+    f = pytensor.function([a, x], outs, mode=MLIR)
+    ref = pytensor.function([a, x], outs, mode=Mode(linker="py", optimizer="fast_run"))
+    tiny, top = float(np.finfo(dtype).tiny), float(np.finfo(dtype).max)
+    representable = [(p, q) for p, q in deep + huge if tiny < p < top and q < top]
+    deep, huge = ([pq for pq in group if pq in representable] for group in (deep, huge))
+    av, xv = (np.array(v, dtype=dtype) for v in zip(*deep))
+    bound = 8.0 if dtype == "float64" else 1.0
+    report = []
+    for name, g in zip(["gammainc", "gammaincc"], f(av, xv)):
+        want = exact(BY_NAME[name].mpmath, av, xv)
+        errors = ulp_errors(g, want, dtype)
+        for i in np.flatnonzero(~(errors <= bound)):
+            report.append(f"{name}{(float(av[i]), float(xv[i]))}: {errors[i]:.3g} ULP (got {g[i]!r}, want {want[i]!r})")
+    assert not report, "\n".join(report)
+    av, xv = (np.array(v, dtype=dtype) for v in zip(*huge))
+    with np.errstate(all="ignore"):
+        got, want = f(av, xv), ref(av, xv)
+    for name, g, w in zip(["gammainc", "gammaincc"], got, want):
+        assert np.isfinite(w).all(), name
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0, err_msg=name)
+
+
 # polygamma (crates/core/src/lower/scalar_math/polygamma.rs).
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_polygamma_like_scipy(dtype):

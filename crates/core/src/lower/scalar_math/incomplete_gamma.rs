@@ -27,6 +27,13 @@
 //!   gammau keep the loops there (they fall back to the unregularized sums where
 //!   Gamma(a) overflows): a up to about 1e8 converges, past that the result is nan, and
 //!   ~27 ulps at a ~ 8000 near x = a remain theirs.
+//! - gammainc and gammaincc use no loop at all (`parts`' `straight`): outside Temme's
+//!   region the series needs at most 49 terms and the fraction a depth of at most 101
+//!   (measured), so both run a fixed count as straight-line code (`p_series_fixed`,
+//!   `q_fraction_fixed`) on every lane, and IREE vectorizes the kernel (a loop anywhere in
+//!   it leaves it scalar): 2.4x -> 0.76x NUMBA's time (gammainc f64, bench_scalar.py). The
+//!   inverses (whose Newton loop keeps their kernel scalar), gammal and gammau keep the
+//!   loops and branches.
 //!
 //! Special values follow PyTensor's C code (`GammaP`, `GammaQ`, `lowerGamma`,
 //! `upperGamma` in pytensor/scalar/c_code/gamma.c): nan for a <= 0 or x < 0 (gammal and
@@ -528,6 +535,92 @@ pub(super) fn p_series(f: &mut F, a: &Value, x: &Value) -> (Value, Value) {
     (done[2].clone(), converged)
 }
 
+/// Terms of P's series in `p_series_fixed`: 49 are the most any of its lanes needs
+/// (a just below 20 = TEMME_A, x just below a; to 1e-17 of the sum), 3 spare.
+const SERIES_TERMS: usize = 52;
+/// Depth of the continued fraction in `q_fraction_fixed`: 101 are the most any of its
+/// lanes needs (x just above 1.1, a tiny; to 1e-16 against depth 400), 11 spare.
+const FRACTION_DEPTH: usize = 112;
+/// The fixed sums rescale their numerator and denominator every this many steps (their
+/// growth per step is below (a + 52), resp. 1 + 225 / 1.1, so 8 and 16 steps stay finite).
+const SERIES_RESCALE: usize = 8;
+const FRACTION_RESCALE: usize = 16;
+/// Past this a, P's series is 1 / (1 - x/a): its products (1 + k/a) round to 1, and a^8
+/// would overflow the fixed series' denominator.
+const SERIES_HUGE_A: f64 = 1e20;
+
+/// `p_series` as straight-line code (no loop, so IREE vectorizes the kernel): a fixed
+/// SERIES_TERMS terms by Horner's rule from the tail, R_(n-1) = 1 + x R_n / (a + n), carried
+/// as a fraction N / D so the steps are multiplications (a division per step, even
+/// independent ones, cost more than the whole chain). Every quantity is positive. Terms
+/// past a lane's convergence are below its sum's last bit.
+fn p_series_fixed(f: &mut F, a: &Value, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let huge = f.c(SERIES_HUGE_A);
+    let a_huge = f.cmp(CmpF::Ogt, a, &huge);
+    let a_s = f.sel(&a_huge, &one, a);
+    let mut n_v = one.clone();
+    let mut d_v = one.clone();
+    for n in (1..=SERIES_TERMS).rev() {
+        let k = f.c(n as f64);
+        let an = f.add(&a_s, &k);
+        let xn = f.mul(x, &n_v);
+        n_v = f.fma(&an, &d_v, &xn);
+        d_v = f.mul(&an, &d_v);
+        if n % SERIES_RESCALE == 0 {
+            let r = f.div(&one, &d_v);
+            n_v = f.mul(&n_v, &r);
+            d_v = one.clone();
+        }
+    }
+    let r = f.div(&n_v, &d_v);
+    let y = f.div(x, a);
+    let rest = f.sub(&one, &y);
+    let r_huge = f.div(&one, &rest);
+    f.sel(&a_huge, &r_huge, &r)
+}
+
+/// `q_fraction` as straight-line code: the backward recurrence from a fixed depth
+/// FRACTION_DEPTH, t_(k-1) = b_(k-1) + a_k / t_k (b_k = x + 1 - a + 2k, a_k = k (a - k)),
+/// h = 1 / t_0, scaled by 1/x (t' = t / x: b'_k = 1 + (1 - a + 2k) / x, a'_k = a_k / x^2,
+/// so huge x neither overflows nor needs a deeper start) and carried as t' = U / V, U_(k-1)
+/// = b'_(k-1) U_k + a'_k V_k, V_(k-1) = U_k: one FMA per step on the dependency chain where
+/// the division form has a division. For x >= a, x > 1.1 (the fraction's lanes; others get
+/// a = 1, x = 2, whose fraction ends at its first term).
+fn q_fraction_fixed(f: &mut F, a: &Value, x: &Value) -> Value {
+    let one = f.c(1.0);
+    let ix = f.div(&one, x);
+    let ix2 = f.mul(&ix, &ix);
+    let one_minus_a = f.sub(&one, a);
+    let b_scaled = |f: &mut F, k: usize| {
+        let two_k = f.c(2.0 * k as f64);
+        let c = f.add(&one_minus_a, &two_k);
+        let one = f.c(1.0);
+        f.fma(&c, &ix, &one)
+    };
+    let mut u = b_scaled(f, FRACTION_DEPTH);
+    let mut v = one.clone();
+    for k in (1..=FRACTION_DEPTH).rev() {
+        let kv = f.c(k as f64);
+        let am = f.sub(a, &kv);
+        let ak = f.mul(&kv, &am);
+        let ak = f.mul(&ak, &ix2);
+        let b = b_scaled(f, k - 1);
+        let av = f.mul(&ak, &v);
+        let next = f.fma(&b, &u, &av);
+        v = u;
+        u = next;
+        if k % FRACTION_RESCALE == 0 {
+            let r = f.div(&one, &u);
+            v = f.mul(&v, &r);
+            u = one.clone();
+        }
+    }
+    // h = 1 / t_0 = V / (x U).
+    let xu = f.mul(x, &u);
+    f.div(&v, &xu)
+}
+
 /// Legendre's continued fraction h with Q = x^a e^-x / Gamma(a) h, for x >= 1 + a - 1
 /// (here x > 1.1, x >= a), by the modified Lentz method:
 /// h = 1/(x+1-a -) 1(1-a)/(x+3-a -) 2(2-a)/(x+5-a -) ...; and whether it converged
@@ -709,7 +802,15 @@ struct Parts {
 /// `with_temme`: P and Q from Temme's expansion where it serves (`temme`); without, the
 /// series and the fraction everywhere (gammal and gammau, which fall back to the
 /// unregularized sums where Gamma(a) overflows).
-fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
+///
+/// `straight`: no loop and no branch anywhere (`p_series_fixed`, `q_fraction_fixed`, Q's
+/// small-x series and Temme's terms on every lane, the selects pick): with a loop in the
+/// kernel IREE leaves it scalar, so every lane paid for each loop; straight-line code runs
+/// 8 f64 lanes at once (AVX-512). With `with_temme` only (Temme's region holds every lane
+/// the fixed counts do not serve). The inverses keep the loops: their Newton loop leaves
+/// the kernel scalar anyway, where the branches spare each lane the other regions' work.
+fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool, straight: bool) -> Parts {
+    assert!(with_temme || !straight, "the fixed sums serve only outside Temme's region");
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let two = f.c(2.0);
@@ -749,8 +850,16 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
     let x_small = f.sel(&x_big, &one, &x_r);
     // Each loop only for its own lanes (scf.if): the stand-ins stop the loops at once, but
     // the fraction's backward pass still ran ~12 dependent divisions on every other lane.
-    let (series, series_ok) = only_where(f, &in_series, |g| p_series(g, &a_s, &x_s));
-    let (fraction, fraction_ok) = only_where(f, &in_fraction, |g| q_fraction(g, &a_c, &x_c));
+    let (series, series_ok, fraction, fraction_ok) = if straight {
+        let series = p_series_fixed(f, &a_s, &x_s);
+        let fraction = q_fraction_fixed(f, &a_c, &x_c);
+        let yes = f.cmp(CmpF::Oeq, &one, &one);
+        (series, yes.clone(), fraction, yes)
+    } else {
+        let (series, series_ok) = only_where(f, &in_series, |g| p_series(g, &a_s, &x_s));
+        let (fraction, fraction_ok) = only_where(f, &in_fraction, |g| q_fraction(g, &a_c, &x_c));
+        (series, series_ok, fraction, fraction_ok)
+    };
     // Q's own series only for its lanes (x <= 1.1): an scf.if, as Temme's terms below (the
     // kernel is scalar code while the loops are in it). As plain code every lane paid its
     // log, exp, expm1, lgamma1p and 20 terms: ~45% of gammaincc's time on the fraction's
@@ -758,19 +867,24 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
     let at_small_x = f.not(&x_big);
     let ty = f.ty;
     let (a_in, x_in) = (a_r.clone(), x_small.clone());
-    let small = f.b.scf_if(
-        &at_small_x,
-        &[ty, ty],
-        |then| {
-            let mut g = F { b: then, ty };
-            let (q, upper) = q_small_x(&mut g, &a_in, &x_in);
-            vec![q, upper]
-        },
-        |other| {
-            let mut g = F { b: other, ty };
-            vec![g.c(0.0), g.c(0.0)]
-        },
-    );
+    let small = if straight {
+        let (q, upper) = q_small_x(f, &a_in, &x_in);
+        vec![q, upper]
+    } else {
+        f.b.scf_if(
+            &at_small_x,
+            &[ty, ty],
+            |then| {
+                let mut g = F { b: then, ty };
+                let (q, upper) = q_small_x(&mut g, &a_in, &x_in);
+                vec![q, upper]
+            },
+            |other| {
+                let mut g = F { b: other, ty };
+                vec![g.c(0.0), g.c(0.0)]
+            },
+        )
+    };
     let (q_small, upper_tiny_a) = (small[0].clone(), small[1].clone());
     // The prefactor and Temme's terms after the loops, as before Temme's expansion was
     // added: emitted ahead of them, lanes outside Temme's region ran 10-14% slower
@@ -782,7 +896,9 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
     // the other lanes ~6% (gammainc CPU time per 1e6 benchmark points outside the
     // region: 177 ms with Temme's expansion switched off, as before it, 189-201 with
     // it; not understood), while its own lanes went 254 -> 191 ms.
-    let temme_parts = if with_temme {
+    let temme_parts = if straight {
+        Some(temme(f, &a_r, &x_r, &aphi))
+    } else if with_temme {
         let ty = f.ty;
         let (a_in, x_in) = (a_r.clone(), x_r.clone());
         let pq = f.b.scf_if(
@@ -828,7 +944,7 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool) -> Parts {
 /// special values or the clamping to [0, 1]: what the inverses' Newton steps need (nan
 /// past the loops' iteration cap, as `parts`).
 pub(super) fn tails_and_density(f: &mut F, a: &Value, x: &Value) -> (Value, Value, Value) {
-    let parts = parts(f, a, x, true);
+    let parts = parts(f, a, x, true, false);
     let x_density = f.mul(&parts.prefactor, a);
     (parts.p, parts.q, x_density)
 }
@@ -854,7 +970,7 @@ fn special_masks(f: &mut F, a: &Value, x: &Value) -> (Value, Value, Value) {
 fn regularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let mut f = F::new(b, a);
     let f = &mut f;
-    let parts = parts(f, a, x, true);
+    let parts = parts(f, a, x, true, true);
     with_specials(f, &parts, a, x, lower)
 }
 
@@ -894,7 +1010,7 @@ pub fn gammaincc(b: &mut Block, a: &Value, x: &Value) -> Value {
 fn unregularized(b: &mut Block, a: &Value, x: &Value, lower: bool) -> Value {
     let mut f = F::new(b, a);
     let f = &mut f;
-    let parts = parts(f, a, x, false);
+    let parts = parts(f, a, x, false, false);
     let g = gamma(f.b, a);
     let r = with_specials(f, &parts, a, x, lower);
     let (direct, fallback_here) = if lower {
