@@ -275,3 +275,20 @@ def test_batched_inverse_and_its_check():
         ref(g)
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         f(g)
+
+
+def test_batched_core_whose_output_size_is_computed():
+    """A `Blockwise` core whose output dims are not its inputs' (`Blockwise{AllocDiag}`,
+    n + |offset| from the input's n): the buffer is sized from the inputs' dims before the
+    loop. The gradient of a batched determinant holds one (it was refused by name)."""
+    a = pt.tensor3("a")
+    v = pt.matrix("v")
+    rng = np.random.default_rng(14)
+    cost = pt.linalg.det(a).sum()
+    diag = pt.vectorize(lambda x: pt.diag(x, k=1), signature="(n)->(m,m)")(v)
+    f, ref = compile_both([a, v], [pytensor.grad(cost, a), diag])
+    assert any("AllocDiag" in str(n.op) for n in f.maker.fgraph.apply_nodes), "no Blockwise{AllocDiag} left"
+    for batch, n in [(3, 4), (1, 2), (2, 1)]:
+        values = [rng.normal(size=(batch, n, n)) + 2 * np.eye(n), rng.normal(size=(batch, n))]
+        for got, want in zip(f(*values), ref(*values)):
+            assert_same(got, want, rtol=1e-9, atol=1e-12)

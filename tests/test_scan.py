@@ -230,3 +230,14 @@ def test_gradient_of_an_ar1_log_density():
     rng = np.random.default_rng(6)
     cases = [[np.cumsum(rng.standard_normal(n)), np.float64(0.7), np.float64(1.3)] for n in [6, 2, 40]]
     run_cases([y, rho, sigma], [logp, *pytensor.grad(logp, [y, rho, sigma])], cases, rtol=1e-10)
+
+
+def test_while_loop_is_refused_by_name():
+    """A Scan that stops on a condition (`until`) returns outputs whose length depends on
+    the data: refused at compile time, naming the Op and the reason."""
+    from pytensor.scan.utils import until
+
+    x0 = pt.dscalar("x0")
+    xs = scan(lambda x: (x * 2, until(x > 50)), outputs_info=[x0], n_steps=100)
+    with pytest.raises(NotImplementedError, match="Scan.*until"):
+        pytensor.function([x0], xs, mode=pytensor_mlir.MLIR)

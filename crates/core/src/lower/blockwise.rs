@@ -9,7 +9,9 @@
 //! batch position: one loop per output (IREE 3.13 returned wrong buffers for the later
 //! results of a loop carrying several, see linalg.rs); a run-time check of the core rule
 //! (a batched inverse's singular matrix) gets a loop of its own that ors the step's flag
-//! into a carried one. A core op whose own rule refuses is refused by name.
+//! into a carried one. An output dim that no input has (`Blockwise{AllocDiag}`'s
+//! n + |offset|) is the core rule's own dim, computed from the inputs' dims before the
+//! loop (`Context::dim_value`). A core op whose own rule refuses is refused by name.
 //!
 //! In the MLIR mode's own rewrites a `Blockwise{Dot}` rarely survives: PyTensor turns
 //! matmuls with equal batch patterns into `BatchedDot` and moves broadcast batch dims into
@@ -103,10 +105,6 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         }
         Err(format!("{name}: output dim {letter} is not an input's"))
     };
-    let mut out_core: Vec<Vec<(Dim, Value)>> = Vec::new();
-    for sig in sig_out {
-        out_core.push(sig.iter().map(|l| named(b, l)).collect::<Result<_, _>>()?);
-    }
     let mut count = b.constant_index(1);
     for s in &sizes {
         count = b.arith(Arith::MulI, &count, s);
@@ -114,6 +112,27 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
     let core_in: Vec<IrType> = in_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
     let core_out: Vec<IrType> = out_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
     let graph = core_graph(core, &core_in, &core_out);
+    // An output dim no input has (AllocDiag's n + |offset|): the core rule's own dim for
+    // it, learnt by lowering the core on one element where nothing is written, computed
+    // from the inputs' dims before the loop (its buffer is allocated first).
+    let mut core_dims: Option<Vec<Vec<Dim>>> = None;
+    let mut out_core: Vec<Vec<(Dim, Value)>> = Vec::new();
+    for (k, sig) in sig_out.iter().enumerate() {
+        let mut dims_k = Vec::with_capacity(sig.len());
+        for (a, letter) in sig.iter().enumerate() {
+            if let Ok(found) = named(b, letter) {
+                dims_k.push(found);
+                continue;
+            }
+            if core_dims.is_none() {
+                core_dims = Some(core_output_dims(cx, b, &graph, &values, &in_tys, &in_dims, batch)?);
+            }
+            let d = core_dims.as_ref().map(|c| c[k][a]).ok_or("no core dims")?;
+            let v = cx.dim_value(b, d, node, &values).ok_or_else(|| format!("{name}: output dim {letter} is neither an input's nor computed from inputs' dims"))?;
+            dims_k.push((d, v));
+        }
+        out_core.push(dims_k);
+    }
     // The core's run-time checks, as its rule adds them in each loop's step.
     let mut raised = Vec::new();
     for (k, &out) in node.outputs.iter().enumerate() {
@@ -153,6 +172,34 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         cx.add_check(r[0].clone(), check);
     }
     Ok(())
+}
+
+/// The dims of the core graph's outputs, as its rules give them, from one lowering of it
+/// on batch element 0 into a block that is thrown away (its checks dropped too).
+fn core_output_dims(cx: &mut Context, b: &mut Block, graph: &Graph, values: &[Value], in_tys: &[IrType], in_dims: &[Vec<Dim>], batch: usize) -> Result<Vec<Vec<Dim>>, String> {
+    let mut scratch = b.scratch();
+    let (checks, shape_checks) = (cx.checks.len(), cx.shape_checks.len());
+    let mut bound = Vec::with_capacity(values.len());
+    for (n, (v, ty)) in values.iter().zip(in_tys).enumerate() {
+        let core = ty.ndim() - batch;
+        let offsets: Vec<IndexArg> = vec![IndexArg::Const(0); ty.ndim()];
+        let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
+        for a in batch..ty.ndim() {
+            lens.push(match ty.shape[a] {
+                Some(s) => IndexArg::Const(s as i64),
+                None => IndexArg::Dyn(scratch.tensor_dim(v, a)),
+            });
+        }
+        let slice = scratch.tensor_extract_slice(v, &offsets, &lens);
+        let element = scratch.tensor_collapse(&slice, &batch_groups(batch, core));
+        let want = tensor_type(&graph.variables[n].ty);
+        let element = if *element.tensor() == want { element } else { scratch.tensor_cast(&element, want) };
+        bound.push((n, element, in_dims[n][batch..].to_vec(), None));
+    }
+    let outs = inner::lower_graph(cx, &mut scratch, graph, bound);
+    cx.checks.truncate(checks);
+    cx.shape_checks.truncate(shape_checks);
+    Ok(outs?.into_iter().map(|(_, dims, _, _)| dims).collect())
 }
 
 /// What one of `looped`'s loops carries: output k, or the flag of the core's check c.
