@@ -203,6 +203,31 @@ def test_broadcasting_and_dimshuffle():
     vcheck([m, row, col, v], [m + row * col, m * v, m.T, v.dimshuffle("x", 0, "x")], vals)
 
 
+def test_shapes_from_scalar_inputs_across_functions_and_calls():
+    """Shapes and values read from scalar inputs, several functions called in turn with
+    other values each time. The host program copies the scalars out of their input
+    buffers with a memoized command buffer; IREE's Vulkan driver replayed its first
+    recording, with the first call's (since freed and reused) buffers: on lavapipe
+    zeros((a, b)) came out (b, a), eye(4, 3, -1) (3, 4), arange(-1, -9, -3) empty."""
+    # (inputs, outputs, the input values made of a case (start, stop, step)).
+    functions = []
+    for dtype in ["int8", "int16", "int32", "int64"]:
+        a, b, c = (pt.scalar(n, dtype=dtype) for n in "abc")
+        functions.append(([a, b, c], pt.arange(a, b, c), lambda case, dtype=dtype: [np.array(v, dtype=dtype) for v in case]))
+    n, m, k = pt.lscalar("n"), pt.lscalar("m"), pt.lscalar("k")
+    functions.append(([n, m, k], pt.eye(n, m, k, dtype=F32), lambda case: [np.int64(abs(case[0])), np.int64(abs(case[1])), np.int64(case[2])]))
+    r, s = pt.iscalar("r"), pt.lscalar("s")
+    functions.append(([r, s], [pt.zeros((r, s), dtype=F32), pt.ones((s, r, 2), dtype="int8")], lambda case: [np.int32(abs(case[0])), np.int64(abs(case[1]))]))
+    compiled = [(compile_both(ins, outs, mode=VULKAN), values_of) for ins, outs, values_of in functions]
+    cases = [(0, 5, 1), (-1, -9, -3), (7, 2, 1), (4, 3, -1), (5, 0, -2), (2, 7, 4), (-3, 7, 3), (3, 3, 1), (0, 1, -1)]
+    for case in cases:
+        for i, ((f, ref), values_of) in enumerate(compiled):
+            values = values_of(case)
+            got, want = f(*values), ref(*values)
+            for g, w in zip(got if isinstance(got, list) else [got], want if isinstance(want, list) else [want]):
+                assert_same(g, w, err_msg=f"function {i}, inputs {values}")
+
+
 def test_runtime_shapes_that_do_not_fit_raise_value_error():
     m = pt.tensor("m", shape=(None, None), dtype=F32)
     v = vec("v")

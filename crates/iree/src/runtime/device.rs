@@ -195,12 +195,16 @@ fn create_device_on(
         next: std::ptr::null(),
         proactor_pool: pool,
     };
+    let options = device_options(driver_name);
     let mut raw = std::ptr::null_mut();
-    // SAFETY: `driver` and `pool` are live; strings outlive the calls; no extra params.
+    // SAFETY: `driver` and `pool` are live; strings and `options` outlive the calls.
     let status = unsafe {
         match device {
-            None => sys::iree_hal_driver_create_default_device(
+            None => sys::iree_hal_driver_create_device_by_id(
                 driver,
+                sys::IREE_HAL_DEVICE_ID_DEFAULT as sys::iree_hal_device_id_t,
+                options.len(),
+                options.as_ptr(),
                 &params,
                 host_allocator(),
                 &mut raw,
@@ -209,8 +213,8 @@ fn create_device_on(
                 Ok(ordinal) => sys::iree_hal_driver_create_device_by_ordinal(
                     driver,
                     ordinal,
-                    0,
-                    std::ptr::null(),
+                    options.len(),
+                    options.as_ptr(),
                     &params,
                     host_allocator(),
                     &mut raw,
@@ -219,8 +223,8 @@ fn create_device_on(
                     driver,
                     view(driver_name),
                     view(selector),
-                    0,
-                    std::ptr::null(),
+                    options.len(),
+                    options.as_ptr(),
                     &params,
                     host_allocator(),
                     &mut raw,
@@ -232,6 +236,30 @@ fn create_device_on(
     unsafe { sys::iree_async_proactor_pool_release(pool) };
     check(status)?;
     Ok(raw)
+}
+
+/// The driver's device options (key, value) we set.
+///
+/// Vulkan: `cached_bda_replay_instances=0` turns off IREE 3.13's cache of recorded
+/// command buffers. A reusable command buffer (the module's memoized ones, replayed with a
+/// binding table on every call) is recorded into a Vulkan command buffer on its first
+/// submission and replayed as is on later ones; only its dispatches' buffer addresses are
+/// refreshed, while its copies and fills keep the buffers of the first call
+/// (`hal/drivers/vulkan/queue.c`, `acquire_native_replay`). Scalars that the host program
+/// copies out of its inputs were then read from buffers since freed and reused by other
+/// calls' inputs: `zeros((a, b))` of shape `(b, a)`, an empty `arange(-1, -9, -3)`.
+fn device_options(driver_name: &str) -> Vec<sys::iree_string_pair_t> {
+    let pairs: &[(&'static str, &'static str)] = match driver_name {
+        "vulkan" => &[("cached_bda_replay_instances", "0")],
+        _ => &[],
+    };
+    pairs
+        .iter()
+        .map(|&(key, value)| sys::iree_string_pair_t {
+            __bindgen_anon_1: sys::iree_string_pair_t__bindgen_ty_1 { key: view(key) },
+            __bindgen_anon_2: sys::iree_string_pair_t__bindgen_ty_2 { value: view(value) },
+        })
+        .collect()
 }
 
 fn create_hal_module(
