@@ -74,7 +74,9 @@ struct Bound {
 
 pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<(), String> {
     if s.as_while {
-        return Err("a Scan with a stop condition (until) is not lowered yet".into());
+        return Err("a Scan with a stop condition (until): its outputs' length depends on the step at which the condition holds, \
+                    and this backend compiles one function whose output sizes are known from input shapes before the call"
+            .into());
     }
     let at = Layout::of(s);
     // The state buffers: mit_mot's (read and written at their taps), then mit_sot's and
