@@ -26,6 +26,7 @@ A script, not a test: it asserts correctness but never fails on speed.
 
 import argparse
 from importlib.metadata import version as package_version
+import os
 import statistics
 import sys
 import time
@@ -158,6 +159,32 @@ def time_round_robin(fns, min_time, repeats, warmup=2):
             n = numbers[name]
             samples[name].append(timeit.timeit(fn, number=n) / n)
     return {name: statistics.median(s) for name, s in samples.items()}
+
+
+def bench_options(doc, quick_help):
+    """The options the tensor-op benchmarks share: (opts, repeats, min_time per sample)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--repeats", type=int, default=None)
+    opts = parser.parse_args()
+    return opts, opts.repeats or (3 if opts.quick else 5), 0.02 if opts.quick else 0.2
+
+
+def bench_peers(reference):
+    """MLIR, NUMBA, JAX where importable, then `reference`; and the notes to print."""
+    notes = []
+    if not HAVE_JAX:
+        notes.append(f"JAX column skipped: jax is not importable ({jax!r}); scripts/bootstrap.sh --bench installs it")
+    return ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + [reference], notes
+
+
+def print_notes(notes, t_start):
+    """The run's notes, the load at its end, and its total time."""
+    notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
+    print()
+    for n in notes:
+        print("Note: " + n)
+    print(f"\ntotal {time.perf_counter() - t_start:.1f} s")
 
 
 def fmt_time(seconds):

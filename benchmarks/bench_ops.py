@@ -14,7 +14,6 @@ round-robin (bench_cpu's helpers), so load that comes and goes hits them alike.
 A script, not a test: it asserts correctness but never fails on speed.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -24,7 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, fmt_ratio, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, print_notes, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -90,18 +89,8 @@ def ratio(a, b):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: smaller sizes, fewer repeats")
-    parser.add_argument("--repeats", type=int, default=None)
-    opts = parser.parse_args()
-    repeats = opts.repeats or (3 if opts.quick else 5)
-    min_time = 0.02 if opts.quick else 0.2
-
-    peers = ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + ["numpy"]
-    notes = []
-    if not HAVE_JAX:
-        notes.append(f"JAX column skipped: jax is not importable ({jax!r}); "
-                     "scripts/bootstrap.sh --bench installs it")
+    opts, repeats, min_time = bench_options(__doc__, "smoke run: smaller sizes, fewer repeats")
+    peers, notes = bench_peers("numpy")
     print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
           + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
           + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
@@ -157,11 +146,7 @@ def main():
         print(line)
     notes.append("MLIR runs on IREE's local-sync driver (one thread); numpy's matmul and NUMBA's dot call "
                  "OpenBLAS with its own threads.")
-    notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
-    print()
-    for n in notes:
-        print("Note: " + n)
-    print(f"\ntotal {time.perf_counter() - t_start:.1f} s")
+    print_notes(notes, t_start)
 
 
 if __name__ == "__main__":

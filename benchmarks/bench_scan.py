@@ -14,7 +14,6 @@ medians over repeats, the peers of a row timed round-robin (bench_cpu's helpers)
 A script, not a test: it asserts correctness but never fails on speed.
 """
 
-import argparse
 import os
 import sys
 import time
@@ -24,7 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, fmt_ratio, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, print_notes, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -62,17 +61,8 @@ def rows(quick):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="smoke run: fewer steps, fewer repeats")
-    parser.add_argument("--repeats", type=int, default=None)
-    opts = parser.parse_args()
-    repeats = opts.repeats or (3 if opts.quick else 5)
-    min_time = 0.02 if opts.quick else 0.2
-
-    peers = ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + ["C"]
-    notes = []
-    if not HAVE_JAX:
-        notes.append(f"JAX column skipped: jax is not importable ({jax!r}); scripts/bootstrap.sh --bench installs it")
+    opts, repeats, min_time = bench_options(__doc__, "smoke run: fewer steps, fewer repeats")
+    peers, notes = bench_peers("C")
     print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
           + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
           + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
@@ -117,11 +107,7 @@ def main():
     ratio = lambda a, b: None if a is None or b is None else a / b  # noqa: E731
     print_table(["graph", "size", *(f"/{p}" for p in others)],
                 [[l, s, *(fmt_ratio(ratio(t["MLIR"], t[p])) for p in others)] for l, s, t in results])
-    notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")
-    print()
-    for n in notes:
-        print("Note: " + n)
-    print(f"\ntotal {time.perf_counter() - t_start:.1f} s")
+    print_notes(notes, t_start)
 
 
 if __name__ == "__main__":
