@@ -693,9 +693,21 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         cx.define(v, f.args()[pos].clone(), dims);
     }
     let mut failures = Vec::new();
+    // Variables a refused node would have computed: the nodes that use them are not
+    // lowered, and not listed (their error would only say a value is missing).
+    let mut missing = vec![false; graph.variables.len()];
     for node in &graph.nodes {
-        if let Err(reason) = lower_node(&mut cx, f.body(), node) {
-            failures.push(Unsupported { op: op_name(node), reason });
+        let lowered = !node.inputs.iter().any(|&i| missing[i]) && match lower_node(&mut cx, f.body(), node) {
+            Ok(()) => true,
+            Err(reason) => {
+                failures.push(Unsupported { op: op_name(node), reason });
+                false
+            }
+        };
+        if !lowered {
+            for &o in &node.outputs {
+                missing[o] = true;
+            }
         }
     }
     if !failures.is_empty() {
