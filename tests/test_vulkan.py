@@ -505,3 +505,16 @@ def test_more_operands_than_a_dispatch_takes(rank):
     out = xs[0] + pt.add(*[pt.exp(x) for x in xs[1:]])
     rng = np.random.default_rng(rank)
     vcheck(xs, [out], [rng.normal(size=(3,) * rank).astype(F32) for _ in xs])
+
+
+def test_scan_and_its_gradient():
+    """A float32 recurrence through `Scan` (a loop in the host program around Vulkan
+    dispatches), its last row, and its gradients (a mit_mot Scan; the per-step gradient
+    buffer starts uninitialized, which must not be copied: that failed to compile for
+    Vulkan), compared with C."""
+    seq, x0, a = pt.fmatrix("s"), pt.fvector("x0"), pt.fscalar("a")
+    ys = pytensor.scan(lambda s, x, a: a * x + pt.exp(s), sequences=[seq], outputs_info=[x0], non_sequences=[a], return_updates=False)
+    cost = (ys**2).sum()
+    rng = np.random.default_rng(0)
+    values = [rng.normal(size=(6, 3)).astype("float32"), np.ones(3, "float32"), np.float32(0.8)]
+    vcheck([seq, x0, a], [ys, ys[-1], *pytensor.grad(cost, [seq, x0, a])], values, rtol=1e-5, atol=1e-5)

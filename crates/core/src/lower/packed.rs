@@ -27,8 +27,11 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// The layout of `tensors` and the packed vector holding their values.
-    pub fn pack(b: &mut Block, tensors: &[Value]) -> (Packed, Value) {
+    /// The layout of `tensors` and the packed vector holding their values; a tensor whose
+    /// `written` is false only gives its part's size (the loop writes all of it before
+    /// reading it, and copying an uninitialized `tensor.empty` fails to compile for
+    /// Vulkan: "failed to legalize hal.interface.binding.subspan").
+    pub fn pack(b: &mut Block, tensors: &[Value], written: &[bool]) -> (Packed, Value) {
         let first = tensors.first().map(|t| t.tensor().element);
         let element = match first {
             Some(e) if tensors.iter().all(|t| t.tensor().element == e) => e,
@@ -58,7 +61,7 @@ impl Packed {
         let packed = Packed { element, parts };
         let empty = b.tensor_empty(TensorType::new(vec![None], element), &[offset]);
         let mut v = empty;
-        for (k, t) in tensors.iter().enumerate() {
+        for (k, t) in tensors.iter().enumerate().filter(|&(k, _)| written[k]) {
             let at = packed.parts[k].offset.clone();
             v = packed.write_at(b, &v, k, t, &at);
         }

@@ -231,7 +231,9 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         starts.push(b.linalg_fill(&none, &e));
     }
     // Parts: the state buffers, the nit_sot buffers, the untraced states, the check flags.
-    let (pack, start) = Packed::pack(b, &starts);
+    // The nit_sot buffers start uninitialized: their rows are written before they are read.
+    let written: Vec<bool> = (0..starts.len()).map(|k| k < n_buf || k >= n_buf + s.n_nit_sot).collect();
+    let (pack, start) = Packed::pack(b, &starts, &written);
     let start = cx.barrier(b, &start);
     let (nit_at, untraced_at, flags_at) = (n_buf, n_buf + s.n_nit_sot, n_buf + s.n_nit_sot + s.n_untraced);
     let packed = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| {
