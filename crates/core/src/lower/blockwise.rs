@@ -179,27 +179,49 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
 fn core_output_dims(cx: &mut Context, b: &mut Block, graph: &Graph, values: &[Value], in_tys: &[IrType], in_dims: &[Vec<Dim>], batch: usize) -> Result<Vec<Vec<Dim>>, String> {
     let mut scratch = b.scratch();
     let (checks, shape_checks) = (cx.checks.len(), cx.shape_checks.len());
-    let mut bound = Vec::with_capacity(values.len());
-    for (n, (v, ty)) in values.iter().zip(in_tys).enumerate() {
-        let core = ty.ndim() - batch;
-        let offsets: Vec<IndexArg> = vec![IndexArg::Const(0); ty.ndim()];
-        let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
-        for a in batch..ty.ndim() {
-            lens.push(match ty.shape[a] {
-                Some(s) => IndexArg::Const(s as i64),
-                None => IndexArg::Dyn(scratch.tensor_dim(v, a)),
-            });
-        }
-        let slice = scratch.tensor_extract_slice(v, &offsets, &lens);
-        let element = scratch.tensor_collapse(&slice, &batch_groups(batch, core));
-        let want = tensor_type(&graph.variables[n].ty);
-        let element = if *element.tensor() == want { element } else { scratch.tensor_cast(&element, want) };
-        bound.push((n, element, in_dims[n][batch..].to_vec(), None));
-    }
+    let bound = element_inputs(&mut scratch, graph, None, values, in_tys, in_dims, batch);
     let outs = inner::lower_graph(cx, &mut scratch, graph, bound);
     cx.checks.truncate(checks);
     cx.shape_checks.truncate(shape_checks);
     Ok(outs?.into_iter().map(|(_, dims, _, _)| dims).collect())
+}
+
+/// Each input's slice at batch element `index` (one index per batch dim; `None`: element
+/// 0; a broadcast batch dim read at 0), bound to the core graph's inputs.
+#[allow(clippy::too_many_arguments)]
+fn element_inputs(
+    b: &mut Block,
+    graph: &Graph,
+    index: Option<&[Value]>,
+    values: &[Value],
+    in_tys: &[IrType],
+    in_dims: &[Vec<Dim>],
+    batch: usize,
+) -> Vec<(usize, Value, Vec<Dim>, Option<Vec<super::IntValue>>)> {
+    let mut bound = Vec::with_capacity(values.len());
+    for (n, (v, ty)) in values.iter().zip(in_tys).enumerate() {
+        let core = ty.ndim() - batch;
+        let mut offsets: Vec<IndexArg> = (0..batch)
+            .map(|j| match index {
+                Some(index) if !ty.broadcastable(j) => IndexArg::Dyn(index[j].clone()),
+                _ => IndexArg::Const(0),
+            })
+            .collect();
+        offsets.extend((0..core).map(|_| IndexArg::Const(0)));
+        let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
+        for a in batch..ty.ndim() {
+            lens.push(match ty.shape[a] {
+                Some(s) => IndexArg::Const(s as i64),
+                None => IndexArg::Dyn(b.tensor_dim(v, a)),
+            });
+        }
+        let slice = b.tensor_extract_slice(v, &offsets, &lens);
+        let element = b.tensor_collapse(&slice, &batch_groups(batch, core));
+        let want = tensor_type(&graph.variables[n].ty);
+        let element = if *element.tensor() == want { element } else { b.tensor_cast(&element, want) };
+        bound.push((n, element, in_dims[n][batch..].to_vec(), None));
+    }
+    bound
 }
 
 /// What one of `looped`'s loops carries: output k, or the flag of the core's check c.
@@ -233,24 +255,7 @@ fn batch_step(
         index[j] = b.arith(Arith::RemUI, &rest, &sizes[j]);
         rest = b.arith(Arith::DivUI, &rest, &sizes[j]);
     }
-    let mut bound = Vec::with_capacity(values.len());
-    for (n, (v, ty)) in values.iter().zip(in_tys).enumerate() {
-        let core = ty.ndim() - batch;
-        let mut offsets: Vec<IndexArg> = (0..batch).map(|j| if ty.broadcastable(j) { IndexArg::Const(0) } else { IndexArg::Dyn(index[j].clone()) }).collect();
-        offsets.extend((0..core).map(|_| IndexArg::Const(0)));
-        let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
-        for a in batch..ty.ndim() {
-            lens.push(match ty.shape[a] {
-                Some(s) => IndexArg::Const(s as i64),
-                None => IndexArg::Dyn(b.tensor_dim(v, a)),
-            });
-        }
-        let slice = b.tensor_extract_slice(v, &offsets, &lens);
-        let element = b.tensor_collapse(&slice, &batch_groups(batch, core));
-        let want = tensor_type(&graph.variables[n].ty);
-        let element = if *element.tensor() == want { element } else { b.tensor_cast(&element, want) };
-        bound.push((n, element, in_dims[n][batch..].to_vec(), None));
-    }
+    let bound = element_inputs(b, graph, Some(&index), values, in_tys, in_dims, batch);
     let checks = cx.checks.len();
     let outs = inner::lower_graph(cx, b, graph, bound)?;
     // The core's run-time checks: flags computed in this step, carried by loops of their
