@@ -178,6 +178,20 @@ def bench_peers(reference):
     return ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + [reference], notes
 
 
+def print_times_and_ratios(results, peers, first, per_call):
+    """The per-call table (`per_call` its title) and MLIR's ratio to each other peer, for
+    rows of (label, size, {peer: seconds or None}); `first` names the label column."""
+    print()
+    print(per_call)
+    print_table([first, "size", *peers], [[l, s, *(fmt_time(t[p]) for p in peers)] for l, s, t in results])
+    print()
+    others = [p for p in peers if p != "MLIR"]
+    ratio = lambda a, b: None if a is None or b is None else a / b  # noqa: E731
+    print("Ratio MLIR / peer (below 1.00x: MLIR is faster)")
+    print_table([first, "size", *(f"/{p}" for p in others)],
+                [[l, s, *(fmt_ratio(ratio(t["MLIR"], t[p])) for p in others)] for l, s, t in results])
+
+
 def print_notes(notes, t_start):
     """The run's notes, the load at its end, and its total time."""
     notes.append(f"load average {os.getloadavg()[0]:.2f} at the end: the machine is shared, so ratios are rough.")

@@ -23,7 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, print_notes, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, jax, jax_callable, print_notes, print_times_and_ratios, time_round_robin  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -123,14 +123,7 @@ def main():
               flush=True)
         results.append((label, size, times))
 
-    print()
-    print("Per-call time (the pytensor Function call; numpy: the same computation in numpy)")
-    print_table(["op", "size", *peers], [[l, s, *(fmt_time(t[p]) for p in peers)] for l, s, t in results])
-    print()
-    others = [p for p in peers if p != "MLIR"]
-    print("Ratio MLIR / peer (below 1.00x: MLIR is faster)")
-    print_table(["op", "size", *(f"/{p}" for p in others)],
-                [[l, s, *(fmt_ratio(ratio(t["MLIR"], t[p])) for p in others)] for l, s, t in results])
+    print_times_and_ratios(results, peers, "op", "Per-call time (the pytensor Function call; numpy: the same computation in numpy)")
     print()
     print("Targets (from the issue)" + ("  [--quick: sizes differ from the issue's]" if opts.quick else ""))
     for label, size, t in results:

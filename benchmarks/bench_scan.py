@@ -23,7 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, print_notes, fmt_time, jax, jax_callable, print_table, time_round_robin  # noqa: E402
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, jax, jax_callable, print_notes, print_times_and_ratios, time_round_robin  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -98,15 +98,7 @@ def main():
         print(f"  {label}: timed (compile s: " + ", ".join(f"{p} {c:.1f}" for p, c in compile_s.items()) + ")", flush=True)
         results.append((label, size, times))
 
-    print()
-    print("Per-call time (the pytensor Function call)")
-    print_table(["graph", "size", *peers], [[l, s, *(fmt_time(t[p]) for p in peers)] for l, s, t in results])
-    print()
-    others = [p for p in peers if p != "MLIR"]
-    print("Ratio MLIR / peer (below 1.00x: MLIR is faster)")
-    ratio = lambda a, b: None if a is None or b is None else a / b  # noqa: E731
-    print_table(["graph", "size", *(f"/{p}" for p in others)],
-                [[l, s, *(fmt_ratio(ratio(t["MLIR"], t[p])) for p in others)] for l, s, t in results])
+    print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")
     print_notes(notes, t_start)
 
 
