@@ -27,7 +27,11 @@ def run_cases(inputs, outputs, cases, **tol):
     f, ref = compile_both(inputs, outputs)
     assert any(type(n.op).__name__ == "Scan" for n in f.maker.fgraph.apply_nodes), "no Scan left to lower"
     for values in cases:
+        kept = [np.copy(v) for v in values]
         got, want = f(*values), ref(*values)
+        # The loop updates its state in place: never the caller's arrays.
+        for v, k in zip(values, kept):
+            np.testing.assert_array_equal(v, k, err_msg="an input was written")
         if not isinstance(got, list):
             got, want = [got], [want]
         for i, (g, w) in enumerate(zip(got, want)):

@@ -142,7 +142,7 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let empty = b.tensor_empty(tensor_type(&full_ty), &all_sizes);
         let zero = scalar::scalar_constant(b, full_ty.dtype, &vec![0u8; full_ty.dtype.byte_size()])?;
         let start = b.linalg_fill(&zero.value, &empty);
-        let start = cx.barrier(b, &start);
+        let start = cx.loop_start(b, &start)?;
         let (first, step) = (b.constant_index(0), b.constant_index(1));
         let checks_before = cx.checks.len();
         let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
@@ -163,7 +163,7 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         let e = b.tensor_empty(crate::mlir::TensorType::new(vec![], crate::mlir::ScalarType::I8), &[]);
         let none = b.constant_int(0, crate::mlir::ScalarType::I8);
         let start = b.linalg_fill(&none, &e);
-        let start = cx.barrier(b, &start);
+        let start = cx.loop_start(b, &start)?;
         let (first, step) = (b.constant_index(0), b.constant_index(1));
         let r = b.scf_for(&first, &count, &step, &[start], |body, i, args| {
             let (next, _) = batch_step(cx, body, &graph, i, &args[0], Carried::Check(c), &values, &in_tys, &in_dims, &sizes, batch, name)?;

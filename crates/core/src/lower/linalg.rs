@@ -11,8 +11,8 @@
 //! PyTensor names (float32 or float64; integer inputs are converted as LAPACK's
 //! wrappers convert them).
 //!
-//! Each loop's carried tensor starts behind an optimization barrier (`Context::barrier`,
-//! which also compiles the graph for the full HAL): without it IREE 3.13 miscompiled two
+//! Each loop's carried tensor starts as a private copy made behind an optimization barrier
+//! (`Context::loop_start`, which also compiles the graph for the full HAL): without it IREE 3.13 miscompiled two
 //! loops in one function, measured: packed into one allocation, the second loop's start
 //! lost its offset and the loop read the first one's data (a determinant and an inverse
 //! of one matrix both wrong), and the inline model ran two loops started from one
@@ -137,7 +137,7 @@ fn as_matrix(b: &mut Block, v: &Value, len: &Value, as_column: bool) -> Value {
 fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Result<Value, String> {
     let element = a.tensor().element;
     let start = zeros(b, element, &[n.clone(), n.clone()]);
-    let start = cx.barrier(b, &start);
+    let start = cx.loop_start(b, &start)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let a = a.clone();
     let n = n.clone();
@@ -235,7 +235,7 @@ fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bo
     let n = b.tensor_dim(rhs, 0);
     let k = b.tensor_dim(rhs, 1);
     let start = zeros(b, element, &[n.clone(), k.clone()]);
-    let start = cx.barrier(b, &start);
+    let start = cx.loop_start(b, &start)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let (a, rhs) = (a.clone(), rhs.clone());
     let r = b.scf_for(&first, &n, &step, &[start], |body, s, args| {
@@ -382,7 +382,7 @@ fn pivot(b: &mut Block, w: &Value, j: &Value, m: &Value) -> Result<Value, String
 /// result of an scf.for carrying two (LUFactor's pivots read as LU's bits).
 fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, n: &Value, pivots: bool) -> Result<Value, String> {
     let width = b.tensor_dim(w, 1);
-    let w = cx.barrier(b, w);
+    let w = cx.loop_start(b, w)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let n = n.clone();
     let r = b.scf_for(&first, &n, &step, std::slice::from_ref(&w), |body, j, args| {
@@ -750,7 +750,7 @@ pub fn pivot_to_permutations(cx: &mut Context, b: &mut Block, node: &Node, inver
         Ok::<_, String>(vec![g.index_cast(&r, ScalarType::I64)])
     })?[0]
         .clone();
-    let start = cx.barrier(b, &start);
+    let start = cx.loop_start(b, &start)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let pv = pivots.clone();
     let swapped = b.scf_for(&first, &n, &step, &[start], |body, i, args| {

@@ -158,13 +158,29 @@ impl<'g> Context<'g> {
         value.clone()
     }
 
-    /// `t` behind an optimization barrier (its dynamic dims tied to it): see
-    /// [`Lowered::optimization_barriers`].
-    pub fn barrier(&mut self, b: &mut mlir::Block, t: &Value) -> Value {
+    /// The tensor a loop in the host program (`scf.for`) starts from and updates in place:
+    /// a private copy of `t`, made behind an optimization barrier (its dynamic dims tied to
+    /// it; see [`Lowered::optimization_barriers`]).
+    ///
+    /// IREE updates a loop's carried tensor in place, and in 3.13 it does not check that
+    /// the start's buffer is the loop's alone: two loops started from one value (the
+    /// zeros two solves start from, merged by CSE) both wrote into it, and a loop started
+    /// from an argument would write into the caller's array. A barrier is not CSE'd but it
+    /// passes its operand's buffer through, so the copy is made after it, reading through
+    /// `tensor.extract` (an identity `linalg.generic` would be folded away): a new buffer
+    /// per loop, once per call.
+    pub fn loop_start(&mut self, b: &mut mlir::Block, t: &Value) -> Result<Value, String> {
         self.optimization_barriers = true;
         let ty = t.tensor().clone();
         let sizes: Vec<Value> = (0..ty.rank()).filter(|&a| ty.shape[a].is_none()).map(|a| b.tensor_dim(t, a)).collect();
-        b.optimization_barrier(t, &sizes)
+        let shared = b.optimization_barrier(t, &sizes);
+        let empty = b.tensor_empty(ty.clone(), &sizes);
+        let maps = vec![mlir::AffineMap::identity(ty.rank())];
+        let copy = b.linalg_generic(&[], &[empty], &maps, &vec![mlir::IteratorType::Parallel; ty.rank()], |gb, _| {
+            let at: Vec<Value> = (0..ty.rank()).map(|a| gb.linalg_index(a)).collect();
+            Ok::<_, String>(vec![gb.tensor_extract(&shared, &at)])
+        })?;
+        Ok(copy[0].clone())
     }
 
     /// The MLIR value of `v`, writing a constant's value where it is first used.

@@ -20,8 +20,9 @@
 //!   the step (an index out of bounds) raises after the call, as its rule's does.
 //!
 //! The loop carries one tensor, every state packed into it (packed.rs: IREE 3.13 mixes up
-//! the buffers of a loop carrying several), and it starts behind an optimization barrier
-//! as linalg.rs's loops do (IREE 3.13 mixed the starts of loops packed into one allocation).
+//! the buffers of a loop carrying several), and it starts as a private copy made behind an
+//! optimization barrier as linalg.rs's loops do (`Context::loop_start`: IREE updates it in
+//! place).
 //! The inner graph is lowered once more, beforehand, into a block that is thrown away, to
 //! learn its outputs' dims (a nit_sot buffer is allocated before the first step) and its
 //! run-time checks (each one a flag carried through the loop).
@@ -234,7 +235,7 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     // The nit_sot buffers start uninitialized: their rows are written before they are read.
     let written: Vec<bool> = (0..starts.len()).map(|k| k < n_buf || k >= n_buf + s.n_nit_sot).collect();
     let (pack, start) = Packed::pack(b, &starts, &written);
-    let start = cx.barrier(b, &start);
+    let start = cx.loop_start(b, &start)?;
     let (nit_at, untraced_at, flags_at) = (n_buf, n_buf + s.n_nit_sot, n_buf + s.n_nit_sot + s.n_untraced);
     let packed = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| {
         let state = &carried[0];
