@@ -14,6 +14,10 @@ from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
 from pytensor.tensor.shape import Shape
 from pytensor.typed_list.basic import MakeList
+from pytensor.graph.rewriting.basic import copy_stack_trace
+from pytensor.raise_op import CheckAndRaise
+from pytensor.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, indices_from_subtensor
+from pytensor.tensor.variable import TensorVariable
 
 from pytensor_mlir import fusion
 
@@ -123,6 +127,48 @@ def choose_of_a_list(fgraph, node):
 
 
 optdb["specialize"].register("mlir_choose_of_a_list", choose_of_a_list, TAG)
+
+
+@node_rewriter([AdvancedSubtensor, AdvancedIncSubtensor])
+def boolean_index_to_nonzero(fgraph, node):
+    """`x[mask]` as `x[mask.nonzero()]`, numpy's definition of boolean indexing, so that
+    the core lowers it through `Nonzero` and integer-array indexing (the result's length
+    is a count the kernel computes).
+
+    PyTensor's own `bool_idx_to_nonzero` does this for the Numba backend but drops
+    numpy's check that the mask's shape equals the dims it indexes (tagged shape_unsafe:
+    a short mask would select silently); here each mask is checked first and a mismatch
+    raises `IndexError` as numpy does.
+    """
+    if isinstance(node.op, AdvancedSubtensor):
+        x, *idxs = node.inputs
+    else:
+        x, y, *idxs = node.inputs
+    idxs = indices_from_subtensor(idxs, node.op.idx_list)
+    if not any(isinstance(i, TensorVariable) and i.dtype == "bool" for i in idxs):
+        return None
+    new_idxs, axis = [], 0
+    for idx in idxs:
+        if isinstance(idx, TensorVariable) and idx.dtype == "bool":
+            dims = x.shape[axis : axis + idx.ndim]
+            same = pt.all(pt.eq(pt.stack(list(idx.shape)), dims)) if idx.ndim else pt.constant(True)
+            message = "boolean index did not match indexed array along the dims it indexes"
+            idx = CheckAndRaise(IndexError, message)(idx, same)
+            new_idxs.extend(idx.nonzero())
+            axis += idx.ndim
+        else:
+            new_idxs.append(idx)
+            axis += 1
+    if isinstance(node.op, AdvancedSubtensor):
+        new_out = x[tuple(new_idxs)]
+    elif node.op.set_instead_of_inc:
+        new_out = pt.set_subtensor(x[tuple(new_idxs)], y)
+    else:
+        new_out = pt.inc_subtensor(x[tuple(new_idxs)], y)
+    return [copy_stack_trace(node.outputs[0], new_out)]
+
+
+optdb["specialize"].register("mlir_boolean_index_to_nonzero", boolean_index_to_nonzero, TAG)
 
 
 # Dispatches within IREE's runtime limits (see pytensor_mlir.fusion), under tags of

@@ -120,6 +120,8 @@ pub enum Op {
     Repeat { axis: usize },
     /// `Bartlett(M)`: numpy's Bartlett window of `M` points (float64).
     Bartlett,
+    /// `Nonzero(a)`: the coordinates of `a`'s non-zero elements, one int64 vector per axis.
+    Nonzero,
     /// `UnravelIndex(indices, dims)`; `fortran`: order "F".
     UnravelIndex { fortran: bool },
     /// `RavelMultiIndex(*multi_index, dims)`; `fortran`: order "F".
@@ -713,7 +715,8 @@ impl Op {
                 };
                 Ok(Op::Choose { mode })
             }
-            "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
+            "Nonzero" => Ok(Op::Nonzero),
+            "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
                 Some(symmetric) => Ok(Op::Pad { symmetric }),
@@ -780,7 +783,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
-    "RavelMultiIndex", "PermuteRowElements",
+    "RavelMultiIndex", "PermuteRowElements", "Nonzero",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
     // Scan (for loops; see lower/scan.rs for what is refused).

@@ -19,6 +19,7 @@ mod construct;
 mod cumulative;
 mod inner;
 mod linalg;
+mod nonzero;
 mod permute;
 mod pad;
 mod ravel;
@@ -661,6 +662,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::FillDiagonal { offset } => construct::fill_diagonal(cx, b, node, *offset),
         Op::Repeat { axis } => construct::repeat(cx, b, node, *axis),
         Op::Bartlett => construct::bartlett(cx, b, node),
+        Op::Nonzero => nonzero::nonzero(cx, b, node),
         Op::UnravelIndex { fortran } => ravel::unravel_index(cx, b, node, *fortran),
         Op::RavelMultiIndex { mode, fortran } => ravel::ravel_multi_index(cx, b, node, *mode, *fortran),
         Op::PermuteRowElements { inverse } => permute::permute_row_elements(cx, b, node, *inverse),
