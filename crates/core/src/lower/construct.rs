@@ -471,25 +471,9 @@ pub fn repeat(cx: &mut Context, b: &mut Block, node: &Node, axis: usize) -> Resu
         let mut idx: Vec<Value> = (0..rank).map(|a| body.linalg_index(a)).collect();
         let j = idx[axis].clone();
         let j64 = body.index_cast(&j, ScalarType::I64);
-        // The first i with ends[i] > j: lo = 0, hi = m.
-        let lo0 = body.constant_index(0);
-        let found = body.scf_while(
-            &[lo0, m.clone()],
-            |c, v| c.cmpi(CmpI::Slt, &v[0], &v[1]),
-            |w, v| {
-                let one = w.constant_index(1);
-                let sum = w.arith(Arith::AddI, &v[0], &v[1]);
-                let mid = w.shrui(&sum, &one);
-                let e = w.tensor_extract(&ends, &[mid.clone()]);
-                let le = w.cmpi(CmpI::Sle, &e, &j64);
-                let mid1 = w.arith(Arith::AddI, &mid, &one);
-                let lo = w.select(&le, &mid1, &v[0]);
-                let hi = w.select(&le, &v[1], &mid);
-                vec![lo, hi]
-            },
-        );
+        let found = super::cumulative::covering_position(body, &ends, &m, &j64);
         let by_scalar = body.arith(Arith::DivSI, &j, &fc_safe);
-        idx[axis] = body.select(&m_is_one, &by_scalar, &found[0]);
+        idx[axis] = body.select(&m_is_one, &by_scalar, &found);
         Ok::<_, String>(vec![body.tensor_extract(&x, &idx)])
     })?;
     cx.define(out, res[0].clone(), dims);

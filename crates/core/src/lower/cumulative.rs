@@ -5,7 +5,7 @@
 use super::{tensor_type, Context};
 use crate::dtype::DType;
 use crate::ir::{Node, TensorType};
-use crate::mlir::{Arith, Block, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpI, ScalarType, Value};
 
 /// The inclusive scan of `x` along `axis` by `op`, starting from `identity`.
 fn scan(b: &mut Block, x: &Value, ty: &TensorType, axis: usize, op: Arith, identity: Value) -> Value {
@@ -24,6 +24,27 @@ pub(super) fn inclusive_sum_i64(b: &mut Block, v: &Value) -> Value {
     let ty = TensorType { dtype: DType::Int64, shape: v.tensor().shape.clone() };
     let zero = b.constant_int(0, ScalarType::I64);
     scan(b, v, &ty, 0, Arith::AddI, zero)
+}
+
+/// The first `k` in `[0, len)` with `ends[k] > j` (`len` if none), by binary search: where
+/// `ends` are running counts (non-decreasing), the position whose count covers the `j`-th
+/// unit (`j` an int64). Inside a kernel body, one search per element.
+pub(super) fn covering_position(body: &mut Block, ends: &Value, len: &Value, j: &Value) -> Value {
+    let lo = body.constant_index(0);
+    let found = body.scf_while(
+        &[lo, len.clone()],
+        |c, v| c.cmpi(CmpI::Slt, &v[0], &v[1]),
+        |w, v| {
+            let one = w.constant_index(1);
+            let sum = w.arith(Arith::AddI, &v[0], &v[1]);
+            let mid = w.shrui(&sum, &one);
+            let e = w.tensor_extract(ends, &[mid.clone()]);
+            let le = w.cmpi(CmpI::Sle, &e, j);
+            let mid1 = w.arith(Arith::AddI, &mid, &one);
+            vec![w.select(&le, &mid1, &v[0]), w.select(&le, &v[1], &mid)]
+        },
+    );
+    found[0].clone()
 }
 
 /// `CumOp(axis, mode)`: `mode` add or mul along `axis`.

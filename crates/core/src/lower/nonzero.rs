@@ -62,22 +62,8 @@ pub fn nonzero(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Strin
     let coords = b.linalg_generic(&[], &outs, &maps, &[IteratorType::Parallel], |body, _| {
         let j = body.linalg_index(0);
         let j64 = body.index_cast(&j, ScalarType::I64);
-        let lo = body.constant_index(0);
-        let found = body.scf_while(
-            &[lo, n.clone()],
-            |c, v| c.cmpi(CmpI::Slt, &v[0], &v[1]),
-            |w, v| {
-                let one = w.constant_index(1);
-                let sum = w.arith(Arith::AddI, &v[0], &v[1]);
-                let mid = w.shrui(&sum, &one);
-                let e = w.tensor_extract(&ends, &[mid.clone()]);
-                let le = w.cmpi(CmpI::Sle, &e, &j64);
-                let mid1 = w.arith(Arith::AddI, &mid, &one);
-                vec![w.select(&le, &mid1, &v[0]), w.select(&le, &v[1], &mid)]
-            },
-        );
+        let mut k = cumulative::covering_position(body, &ends, &n, &j64);
         // Row-major coordinates of flat position k, last axis first.
-        let mut k = found[0].clone();
         let mut out = vec![None; rank];
         for d in (0..rank).rev() {
             if d == 0 {
