@@ -1,8 +1,9 @@
-"""`Nonzero` (lower/nonzero.rs) and boolean-mask indexing (rewritten to it in
-pytensor_mlir.rewrites), compared with the C backend on the same inputs: every rank, the
-dtypes whose zeros differ (NaN counts, -0.0 does not), empty and all-zero inputs, masks
-in each position of an index, set and inc through a mask, a gradient, and a mask of the
-wrong shape (numpy's IndexError)."""
+"""Ops whose output size depends on the data: `Nonzero` (lower/nonzero.rs), boolean-mask
+indexing (rewritten to it in pytensor_mlir.rewrites) and `Unique` (lower/unique.rs),
+compared with the C backend on the same inputs: every rank, the dtypes whose zeros differ
+(NaN counts, -0.0 does not), empty and all-zero inputs, masks in each position of an
+index, set and inc through a mask, a gradient, a mask of the wrong shape (numpy's
+IndexError), and every optional output of `unique` with NaNs and repeats."""
 
 import numpy as np
 import pytensor
@@ -81,3 +82,25 @@ def test_gradient_through_a_mask():
     v = np.array([1.0, -2.0, 0.5, 0.0, -1.0])
     for g, w in zip(f(v), ref(v)):
         assert_same(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8", "bool"])
+def test_unique_with_every_optional_output(dtype):
+    rng = np.random.default_rng(1)
+    x = pt.tensor("x", dtype=dtype, shape=(None, None))
+    outs = [
+        *pt.unique(x, return_index=True, return_inverse=True, return_counts=True),
+        pt.unique(x),
+        *pt.unique(x[:1], return_counts=True),
+        pt.unique(x, return_inverse=True)[1],
+    ]
+    f, ref = compile_both([x], outs)
+    cases = [rng.integers(0, 4, size=(5, 7)), np.zeros((0, 3)), np.ones((1, 1)), rng.integers(0, 100, size=(40, 30))]
+    if dtype.startswith("float"):
+        special = np.array([[3.0, np.nan, 1.0, -0.0], [np.nan, 1.0, 0.0, np.inf]])
+        cases.append(special)
+    for v in cases:
+        v = v.astype(dtype)
+        got, want = f(v), ref(v)
+        for i, (g, w) in enumerate(zip(got, want)):
+            assert_same(g, w, err_msg=f"output {i} of {dtype} {v.shape}")

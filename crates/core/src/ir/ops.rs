@@ -122,6 +122,8 @@ pub enum Op {
     Bartlett,
     /// `Nonzero(a)`: the coordinates of `a`'s non-zero elements, one int64 vector per axis.
     Nonzero,
+    /// `Unique(x)`: numpy's `unique`, with the optional outputs it names.
+    Unique { index: bool, inverse: bool, counts: bool, axis: Option<usize> },
     /// `UnravelIndex(indices, dims)`; `fortran`: order "F".
     UnravelIndex { fortran: bool },
     /// `RavelMultiIndex(*multi_index, dims)`; `fortran`: order "F".
@@ -716,7 +718,15 @@ impl Op {
                 Ok(Op::Choose { mode })
             }
             "Nonzero" => Ok(Op::Nonzero),
-            "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
+            "Unique" => Ok(Op::Unique {
+                index: prop_bool(op, "return_index")?,
+                inverse: prop_bool(op, "return_inverse")?,
+                counts: prop_bool(op, "return_counts")?,
+                axis: match op.props.get("axis") {
+                    None | Some(Value::Null) => None,
+                    Some(_) => Some(prop_usize(op, "axis")?),
+                },
+            }),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
                 Some(symmetric) => Ok(Op::Pad { symmetric }),
@@ -763,10 +773,6 @@ fn op_from_graph(op: &ExportedOp) -> Result<Op, String> {
     Ok(Op::OpFromGraph(Box::new(inner)))
 }
 
-/// Why Ops whose output size depends on the data are refused.
-pub const DATA_DEPENDENT: &str = "the size of its output depends on the values of its input, and this backend \
-     compiles one function whose output sizes are known from input shapes before the call (IREE allocates \
-     results before the kernels run); compute it outside the MLIR function or use a fixed-size formulation";
 
 /// The PyTensor class names `Op::parse` accepts (with the props each needs), for the
 /// coverage report; a test checks each is parsed and not refused by name.
@@ -783,7 +789,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",
-    "RavelMultiIndex", "PermuteRowElements", "Nonzero",
+    "RavelMultiIndex", "PermuteRowElements", "Nonzero", "Unique",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
     // Scan (for loops; see lower/scan.rs for what is refused).

@@ -20,6 +20,7 @@ mod cumulative;
 mod inner;
 mod linalg;
 mod nonzero;
+mod unique;
 mod permute;
 mod pad;
 mod ravel;
@@ -663,6 +664,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Repeat { axis } => construct::repeat(cx, b, node, *axis),
         Op::Bartlett => construct::bartlett(cx, b, node),
         Op::Nonzero => nonzero::nonzero(cx, b, node),
+        Op::Unique { index, inverse, counts, axis } => unique::unique(cx, b, node, *index, *inverse, *counts, *axis),
         Op::UnravelIndex { fortran } => ravel::unravel_index(cx, b, node, *fortran),
         Op::RavelMultiIndex { mode, fortran } => ravel::ravel_multi_index(cx, b, node, *mode, *fortran),
         Op::PermuteRowElements { inverse } => permute::permute_row_elements(cx, b, node, *inverse),

@@ -23,7 +23,7 @@ use crate::mlir::{AffineMap, Arith, Block, Cast, CmpF, CmpI, IteratorType, Scala
 const MAX_PASSES: u32 = 31;
 
 /// numpy's sort order on stored elements of `dtype`: whether `a` goes before `b`.
-fn less(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
+pub(super) fn less(b: &mut Block, x: &Value, y: &Value, dtype: DType) -> Value {
     if dtype.is_float() {
         let lt = b.cmpf(CmpF::Olt, x, y);
         let y_nan = b.cmpf(CmpF::Uno, y, y);
@@ -54,6 +54,16 @@ pub fn sort(cx: &mut Context, b: &mut Block, node: &Node, arg: bool) -> Result<(
         return Err(format!("an output of dtype {}", out_ty.dtype));
     }
     let x = cx.value(b, x_var)?;
+    let sorted = merge_sort(cx, b, &x, &ty, axis, arg)?;
+    let dims = cx.dims(x_var);
+    cx.define(out, sorted, dims);
+    Ok(())
+}
+
+/// `x` (of type `ty`) sorted along `axis` in numpy's order, stably: the sorted values, or
+/// (`arg`) the int64 positions along the axis that sort it.
+pub(super) fn merge_sort(cx: &mut Context, b: &mut Block, x: &Value, ty: &TensorType, axis: usize, arg: bool) -> Result<Value, String> {
+    let rank = ty.ndim();
     let dtype = ty.dtype;
     let sizes: Vec<Value> = (0..rank).filter(|&d| ty.shape[d].is_none()).map(|d| b.tensor_dim(&x, d)).collect();
     let idx_ty = TensorType { dtype: DType::Int64, shape: ty.shape.clone() };
@@ -62,7 +72,7 @@ pub fn sort(cx: &mut Context, b: &mut Block, node: &Node, arg: bool) -> Result<(
     // (`ArgSortOp`, keys read through them from the input). Each made by a generic of its
     // own: measured with IREE 3.13, tensors read by `tensor.extract` from the results of
     // one two-result generic came back wrong (the indices unpermuted).
-    let (carried_ty, keys0) = if arg { (&idx_ty, x.clone()) } else { (&ty, x.clone()) };
+    let (carried_ty, keys0) = if arg { (&idx_ty, x.clone()) } else { (ty, x.clone()) };
     let init = b.tensor_empty(tensor_type(carried_ty), &sizes);
     let ins: Vec<Value> = if arg { vec![] } else { vec![x.clone()] };
     let maps = vec![AffineMap::identity(rank); ins.len() + 1];
@@ -195,9 +205,7 @@ pub fn sort(cx: &mut Context, b: &mut Block, node: &Node, arg: bool) -> Result<(
             current = merged[0].clone();
         }
     }
-    let dims = cx.dims(x_var);
-    cx.define(out, current, dims);
-    Ok(())
+    Ok(current)
 }
 
 /// `SearchsortedOp(x, v[, sorter])`: for each element of `v`, the first index of sorted
