@@ -340,6 +340,17 @@ def test_sort_searchsorted_and_bartlett():
             assert_same(g, w, err_msg=f"{shape} {length} {window}: output {i}")
 
 
+def test_outputs_sized_by_the_data():
+    """Nonzero, a boolean mask and Unique: a count computed on the device sizes the
+    outputs."""
+    v = vec("v")
+    outputs = [v[v > 0], pt.nonzero(v)[0], *pt.unique(v, return_index=True, return_inverse=True, return_counts=True)]
+    f, ref = compile_both([v], outputs, mode=VULKAN)
+    for vv in [np.array([3, -1, 0, 3, np.nan, 2, -1, -0.0], F32), np.zeros(0, F32), np.full(5, -1, F32)]:
+        for i, (g, w) in enumerate(zip(f(vv), ref(vv))):
+            assert_same(g, w, err_msg=f"{vv}: output {i}")
+
+
 @pytest.mark.parametrize("set_instead_of_inc", [False, True], ids=["inc", "set"])
 def test_gather_and_scatter_with_repeated_indices(set_instead_of_inc):
     # The scatter (iree_linalg_ext.scatter) combines repeated rows; on a GPU in any order,
