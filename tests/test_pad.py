@@ -146,3 +146,51 @@ def test_pad_output_shape_used_in_the_graph():
     for xv, wv in [(np.arange(12.0).reshape(3, 4), [[2, 5], [0, 3]]), (np.ones((2, 2)), [[0, 0], [4, 1]])]:
         for i, (g, r) in enumerate(zip(f(xv, np.array(wv)), ref(xv, np.array(wv)))):
             assert_same(g, r, err_msg=f"output {i}")
+
+
+def test_constant_and_edge_modes_by_one_gather():
+    """constant (values a scalar, a pair, one pair per axis, run-time ones of another
+    dtype) and edge: numpy's pad on 1-d to 3-d inputs, one function for every width,
+    later axes' values over the corners, empty axes (constant fills them; edge raises
+    ValueError as numpy, where C returns garbage); and against C where C agrees."""
+    rng = np.random.default_rng(5)
+    w = pt.lmatrix("w")
+    c = pt.fmatrix("c")
+    for ndim, dtype, shapes in [(1, "float64", [(4,), (1,), (0,)]), (2, "int32", [(3, 4), (1, 1), (0, 2)]), (3, "float32", [(2, 3, 2)])]:
+        x = pt.tensor("x", dtype=dtype, shape=(None,) * ndim)
+        outputs = [pt.pad(x, w, mode="constant", constant_values=pt.cast(c, dtype)), pt.pad(x, w, mode="constant"), pt.pad(x, w, mode="edge")]
+        f, ref = compile_both([x, w, c], outputs)
+        assert "Pad" in ops_of(f) and "IncSubtensor" not in ops_of(f), ops_of(f)
+        fc, refc = compile_both([x, w, c], outputs[:2])
+        for shape in shapes:
+            xv = (rng.normal(size=shape) * 10).astype(dtype)
+            cv = rng.integers(-9, 9, size=(ndim, 2)).astype("float32")
+            for widths in [((0, 0),) * ndim, ((1, 2),) * ndim, ((3, 0),) * ndim, tuple((k, 2 * k + 1) for k in range(ndim))]:
+                wv = np.array(widths, dtype="int64")
+                want = [np.pad(xv, widths, mode="constant", constant_values=cv.astype(dtype)), np.pad(xv, widths, mode="constant")]
+                if 0 in shape and any(wi != (0, 0) for n, wi in zip(shape, widths) if n == 0):
+                    with pytest.raises(ValueError, match="can't extend empty axis"):
+                        f(xv, wv, cv)
+                    for g, wnt, r in zip(fc(xv, wv, cv), want, refc(xv, wv, cv)):
+                        assert_same(g, wnt.astype(r.dtype), err_msg=f"{shape} {widths} constant")
+                    continue
+                want.append(np.pad(xv, widths, mode="edge"))
+                got = f(xv, wv, cv)
+                for i, (g, wnt, r) in enumerate(zip(got, want, ref(xv, wv, cv))):
+                    # PyTensor pads into float64 zeros: an integer x gives float64.
+                    assert_same(g, wnt.astype(r.dtype), err_msg=f"{shape} {widths} output {i} vs numpy")
+                    assert_same(g, r, err_msg=f"{shape} {widths} output {i} vs C")
+
+
+def test_constant_and_edge_static_widths_and_gradients():
+    x = pt.matrix("x")
+    outputs = [pt.pad(x, 2, mode="constant"), pt.pad(x, ((1, 0), (2, 3)), mode="constant", constant_values=((4, 6), (-1, 7))), pt.pad(x, (1, 3), mode="edge")]
+    f, ref = compile_both([x], outputs)
+    for xv in [np.array([[np.nan, -0.0, np.inf], [1.5, -np.inf, 0.0]]), np.arange(6.0).reshape(2, 3)]:
+        for g, r in zip(f(xv), ref(xv)):
+            assert_same(g, r)
+    # The gradients (PyTensor's pullback graphs), one function each.
+    for o in outputs[:2]:
+        cost = (o * pt.arange(o.shape[1])).sum()
+        f, ref = compile_both([x], pytensor.grad(cost, x))
+        assert_same(f(xv), ref(xv))

@@ -508,6 +508,18 @@ def test_reflecting_pad_its_gradient_and_choose():
     vcheck([x, w, a, c], outputs, values, rtol=1e-5, reference=pytensor_mlir.MLIR)
 
 
+def test_constant_and_edge_pad_of_matrices():
+    """One gather each (lower/pad.rs): PyTensor's set_subtensor chains for these modes
+    took more than lavapipe's 128 bytes of push constants for a matrix."""
+    x, w = pt.matrix("x", dtype=F32), pt.lmatrix("w")
+    outputs = [pt.pad(x, w, mode="constant", constant_values=((1, 2), (3, 4))), pt.pad(x, w, mode="edge"), pt.pad(x, 2, mode="constant")]
+    f, ref = compile_both([x, w], outputs, mode=VULKAN)
+    rng = np.random.default_rng(4)
+    for xv, wv in [(rng.normal(size=(3, 4)).astype(F32), np.array([[2, 5], [0, 7]])), (rng.normal(size=(1, 2)).astype(F32), np.array([[0, 0], [3, 1]]))]:
+        for i, (g, want) in enumerate(zip(f(xv, wv), ref(xv, wv))):
+            assert_same(g, want, err_msg=f"output {i}")
+
+
 @pytest.mark.parametrize("rank", [1, 2])
 def test_more_operands_than_a_dispatch_takes(rank):
     """40 inputs in one fused expression: past the device's 32 storage buffers and 128

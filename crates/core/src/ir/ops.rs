@@ -133,9 +133,11 @@ pub enum Op {
     /// `OpFromGraph` (and subclasses such as `Einsum`): its inner graph, whose inputs are
     /// the node's inputs.
     OpFromGraph(Box<super::graph::Graph>),
-    /// `Pad(x, pad_width)` in mode `reflect` or (`symmetric`) `symmetric`, by its meaning
-    /// (its inner graph holds a `Scan`); the other modes are `OpFromGraph`s.
-    Pad { symmetric: bool },
+    /// `Pad(x, pad_width[, constant_values])` in the modes lowered by their meaning (the
+    /// inner graphs of reflect and symmetric hold a `Scan`; constant and edge are one
+    /// gather instead of PyTensor's chain of set_subtensors); the other modes are
+    /// `OpFromGraph`s.
+    Pad { mode: PadMode },
     /// The pullback PyTensor builds for such a `Pad` (a plain `OpFromGraph` whose inner
     /// graph holds a `Scan`'s gradient): inputs x, pad_width, the output and its gradient.
     PadGrad { symmetric: bool },
@@ -729,7 +731,7 @@ impl Op {
             }),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
-                Some(symmetric) => Ok(Op::Pad { symmetric }),
+                Some(mode) => Ok(Op::Pad { mode }),
                 None => op_from_graph(op),
             },
             // The exporter names the OpFromGraph a pullback was built for.
@@ -737,7 +739,8 @@ impl Op {
                 let forward: ExportedOp =
                     serde_json::from_value(op.props["$pullback_of"].clone()).map_err(|e| e.to_string())?;
                 match (forward.type_name.as_str(), pad_mode(&forward)?) {
-                    ("Pad", Some(symmetric)) => Ok(Op::PadGrad { symmetric }),
+                    ("Pad", Some(PadMode::Reflect)) => Ok(Op::PadGrad { symmetric: false }),
+                    ("Pad", Some(PadMode::Symmetric)) => Ok(Op::PadGrad { symmetric: true }),
                     _ => op_from_graph(op),
                 }
             }
@@ -754,15 +757,26 @@ impl Op {
 }
 
 /// `Some(symmetric)` for a `Pad` in mode reflect or symmetric, `None` for the other modes.
-fn pad_mode(op: &ExportedOp) -> Result<Option<bool>, String> {
+fn pad_mode(op: &ExportedOp) -> Result<Option<PadMode>, String> {
     let attr = |name: &str| op.props.get("$attrs").and_then(|a| a.get(name)).and_then(Value::as_str);
     match attr("pad_mode") {
         Some(mode @ ("reflect" | "symmetric")) => match attr("reflect_type") {
-            None | Some("even") => Ok(Some(mode == "symmetric")),
+            None | Some("even") => Ok(Some(if mode == "symmetric" { PadMode::Symmetric } else { PadMode::Reflect })),
             Some(t) => Err(format!("reflect_type={t:?} (only 'even' is lowered)")),
         },
+        Some("constant") => Ok(Some(PadMode::Constant)),
+        Some("edge") => Ok(Some(PadMode::Edge)),
         _ => Ok(None),
     }
+}
+
+/// The modes of `Pad` with a rule of their own (lower/pad.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PadMode {
+    Reflect,
+    Symmetric,
+    Constant,
+    Edge,
 }
 
 /// An `OpFromGraph` (or subclass) as its inner graph.

@@ -673,7 +673,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Searchsorted { right } => sort::searchsorted(cx, b, node, *right),
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
         Op::Scan(s) => scan::scan(cx, b, node, s),
-        Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
+        Op::Pad { mode } => pad::pad(cx, b, node, *mode),
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         // End of the tensor-ops block.

@@ -1,8 +1,14 @@
-//! `Pad` in the modes `reflect` and `symmetric` (PyTensor's inner graph for them holds a
-//! `Scan`): one gather whose source index along each axis is the output index reflected
-//! back into the axis, for widths of any size (numpy's `pad`, which reflects repeatedly
-//! where a width exceeds the axis, is periodic: `reflect` with period `2(n - 1)`,
-//! `symmetric` with period `2n`). The other modes are lowered through the inner graph.
+//! `Pad` in the modes `reflect`, `symmetric`, `edge` and `constant`: one gather whose
+//! source index along each axis is the output index brought back into the axis. For
+//! `reflect` and `symmetric` (PyTensor's inner graph for them holds a `Scan`) it is
+//! reflected, for widths of any size (numpy's `pad`, which reflects repeatedly where a
+//! width exceeds the axis, is periodic: `reflect` with period `2(n - 1)`, `symmetric`
+//! with period `2n`); for `edge` clamped; for `constant` an element outside the input
+//! takes the value of the last axis it lies outside of, on that side (numpy pads axis
+//! after axis, so later axes own the corners). PyTensor's graphs for `edge` and
+//! `constant` are chains of `set_subtensor`s, one kernel each, whose dispatches on a GPU
+//! took more push constants than lavapipe's 128 bytes for a matrix. The other modes
+//! (`mean`, `maximum`, `minimum`, `wrap`, ...) are lowered through the inner graph.
 //!
 //! Where PyTensor's own graph differs from numpy we follow numpy: a negative width or a
 //! nonzero width on an empty axis raises `ValueError`, and `reflect` on an axis of
@@ -13,8 +19,9 @@
 
 use super::construct::output_sizes;
 use super::shapes::DimExpr;
-use super::subtensor::{check, guarded_extract, int_to_index, or};
+use super::subtensor::{check, convert_element, guarded_extract, int_to_index, or};
 use super::{tensor_type, Context, ErrorKind, IntValue};
+use crate::ir::ops::PadMode;
 use crate::ir::Node;
 use crate::mlir::{AffineMap, Arith, Block, CmpI, IteratorType, ScalarType, Value};
 
@@ -26,13 +33,27 @@ struct Axis {
     period: Value,
 }
 
-pub fn pad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -> Result<(), String> {
-    let what = if symmetric { "pad(mode='symmetric')" } else { "pad(mode='reflect')" };
-    let [x_var, w_var] = node.inputs[..] else { return Err("Pad needs two inputs (x, pad_width)".into()) };
+pub fn pad(cx: &mut Context, b: &mut Block, node: &Node, mode: PadMode) -> Result<(), String> {
+    let what = match mode {
+        PadMode::Reflect => "pad(mode='reflect')",
+        PadMode::Symmetric => "pad(mode='symmetric')",
+        PadMode::Edge => "pad(mode='edge')",
+        PadMode::Constant => "pad(mode='constant')",
+    };
+    let symmetric = mode == PadMode::Symmetric;
+    let (x_var, w_var, c_var) = match (mode, &node.inputs[..]) {
+        (PadMode::Constant, &[x, w, c]) => (x, w, Some(c)),
+        (PadMode::Constant, _) => return Err("Pad in constant mode needs three inputs (x, pad_width, constant_values)".into()),
+        (_, &[x, w]) => (x, w, None),
+        _ => return Err("Pad needs two inputs (x, pad_width)".into()),
+    };
     let out = node.outputs[0];
     let (x_ty, w_ty, out_ty) = (cx.graph.ty(x_var).clone(), cx.graph.ty(w_var).clone(), cx.graph.ty(out).clone());
     let rank = x_ty.ndim();
-    if out_ty.dtype != x_ty.dtype || out_ty.ndim() != rank {
+    // PyTensor's graphs for constant and edge pad into `zeros`, float64: an integer x gives
+    // a float64 result (where numpy keeps x's dtype), and so do we.
+    let converts = matches!(mode, PadMode::Constant | PadMode::Edge);
+    if (out_ty.dtype != x_ty.dtype && !converts) || out_ty.ndim() != rank {
         return Err(format!("an output of type {out_ty:?} for an input of type {x_ty:?}"));
     }
     if !w_ty.dtype.is_int() || w_ty.ndim() > 2 {
@@ -50,7 +71,13 @@ pub fn pad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -> Res
         let n = b.tensor_dim(&x, k);
         let total = b.arith(Arith::AddI, &left, &right);
         // numpy: "can't extend empty axis using modes other than 'constant' or 'empty'".
-        if x_ty.shape[k].is_none_or(|s| s == 0) && known != Some(0) {
+        if mode == PadMode::Constant {
+            // Any axis may be empty: its elements are all the constant (none is read).
+            if x_ty.shape[k].is_none_or(|s| s == 0) {
+                let empty = b.cmpi(CmpI::Eq, &n, &zero);
+                empty_read = Some(or(b, empty_read, empty));
+            }
+        } else if x_ty.shape[k].is_none_or(|s| s == 0) && known != Some(0) {
             let empty = b.cmpi(CmpI::Eq, &n, &zero);
             let widened = b.cmpi(CmpI::Sgt, &total, &zero);
             let bad = b.arith(Arith::AndI, &empty, &widened);
@@ -68,38 +95,82 @@ pub fn pad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -> Res
     }
     let (dynamic, dims) = output_sizes(cx, b, &out_ty, dims, sizes, what);
     let init = b.tensor_empty(tensor_type(&out_ty), &dynamic);
-    // Where an axis is empty (which raises) nothing may be read.
+    // constant mode: the value before and after each axis, as x's dtype.
+    // Read before the kernel: read in it, a computed `constant_values` (a cast) was fused
+    // into it and IREE 3.13 gave it a stack buffer of dynamic size ("stack allocation
+    // size overflows 64 bits").
+    let mut values = Vec::new();
+    if let Some(c) = c_var {
+        let pairs = Pairs::of(cx, b, c, rank, what, "constant_values")?;
+        let c_dtype = cx.graph.ty(c).dtype;
+        for axis in 0..rank {
+            values.push([0, 1].map(|side| {
+                let e = pairs.element(b, axis, side);
+                convert_element(b, &e, c_dtype, out_ty.dtype)
+            }));
+        }
+    }
+    // Where an axis is empty (which raises, or is all constant) nothing may be read.
     let ok = empty_read.map(|e| {
         let t = b.constant_int(1, ScalarType::I1);
         b.arith(Arith::XOrI, &e, &t)
     });
     let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
-        let src: Vec<Value> = axes
-            .iter()
-            .enumerate()
-            .map(|(k, a)| {
-                let j = body.linalg_index(k);
-                let t = body.arith(Arith::SubI, &j, &a.left);
-                // The floor modulo of t by the period, in [0, period).
-                let rem = body.arith(Arith::RemSI, &t, &a.period);
-                let z = body.constant_index(0);
-                let neg = body.cmpi(CmpI::Slt, &rem, &z);
-                let wrapped = body.arith(Arith::AddI, &rem, &a.period);
-                let u = body.select(&neg, &wrapped, &rem);
-                // The second half of a period runs back: period - u (reflect, the edge
-                // not repeated) or period - 1 - u (symmetric, the edge repeated).
-                let back = body.arith(Arith::SubI, &a.period, &u);
-                let back = if symmetric {
+        let mut constant: Option<(Value, Value)> = None;
+        let mut src = Vec::with_capacity(rank);
+        for (k, a) in axes.iter().enumerate() {
+            let j = body.linalg_index(k);
+            let t = body.arith(Arith::SubI, &j, &a.left);
+            let z = body.constant_index(0);
+            src.push(match mode {
+                PadMode::Reflect | PadMode::Symmetric => {
+                    // The floor modulo of t by the period, in [0, period).
+                    let rem = body.arith(Arith::RemSI, &t, &a.period);
+                    let neg = body.cmpi(CmpI::Slt, &rem, &z);
+                    let wrapped = body.arith(Arith::AddI, &rem, &a.period);
+                    let u = body.select(&neg, &wrapped, &rem);
+                    // The second half of a period runs back: period - u (reflect, the edge
+                    // not repeated) or period - 1 - u (symmetric, the edge repeated).
+                    let back = body.arith(Arith::SubI, &a.period, &u);
+                    let back = if symmetric {
+                        let o = body.constant_index(1);
+                        body.arith(Arith::SubI, &back, &o)
+                    } else {
+                        back
+                    };
+                    let inside = body.cmpi(CmpI::Slt, &u, &a.n);
+                    body.select(&inside, &u, &back)
+                }
+                PadMode::Edge | PadMode::Constant => {
                     let o = body.constant_index(1);
-                    body.arith(Arith::SubI, &back, &o)
-                } else {
-                    back
-                };
-                let inside = body.cmpi(CmpI::Slt, &u, &a.n);
-                body.select(&inside, &u, &back)
-            })
-            .collect();
-        Ok::<_, String>(vec![guarded_extract(body, ok.as_ref(), &x, &src)])
+                    let last = body.arith(Arith::SubI, &a.n, &o);
+                    let last = body.arith(Arith::MaxSI, &last, &z);
+                    if mode == PadMode::Constant {
+                        // Outside along this axis: its value on that side, over any earlier
+                        // axis's (numpy pads later axes over the corners).
+                        let before = body.cmpi(CmpI::Slt, &t, &z);
+                        let after = body.cmpi(CmpI::Sge, &t, &a.n);
+                        let outside = body.arith(Arith::OrI, &before, &after);
+                        let side = body.select(&before, &values[k][0], &values[k][1]);
+                        constant = Some(match constant.take() {
+                            None => (outside.clone(), side),
+                            Some((any, c)) => {
+                                let v = body.select(&outside, &side, &c);
+                                (body.arith(Arith::OrI, &any, &outside), v)
+                            }
+                        });
+                    }
+                    let t = body.arith(Arith::MaxSI, &t, &z);
+                    body.arith(Arith::MinSI, &t, &last)
+                }
+            });
+        }
+        let read = guarded_extract(body, ok.as_ref(), &x, &src);
+        let read = convert_element(body, &read, x_ty.dtype, out_ty.dtype);
+        Ok::<_, String>(vec![match constant {
+            Some((outside, c)) => body.select(&outside, &c, &read),
+            None => read,
+        }])
     })?;
     cx.define(out, r[0].clone(), dims);
     Ok(())
@@ -219,53 +290,91 @@ pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -
     Ok(())
 }
 
-/// The (left, right) widths of each of `rank` axes as `index` values, `pad_width`
-/// broadcast to `(rank, 2)` as PyTensor does, with their sum where every entry involved is
-/// a known non-negative constant. Negative widths raise `ValueError` (numpy's "index
-/// can't contain negative values") and count as 0.
+/// `v_var` broadcast to `(rank, 2)`, numpy's broadcast checked (`ValueError`): its value,
+/// its type, and, where a dim of it is dynamic, whether it broadcasts (a malformed `v` is
+/// never read).
+struct Pairs {
+    value: Value,
+    ty: crate::ir::TensorType,
+    readable: Option<Value>,
+}
+
+impl Pairs {
+    fn of(cx: &mut Context, b: &mut Block, v_var: usize, rank: usize, what: &str, name: &str) -> Result<Pairs, String> {
+        let ty = cx.graph.ty(v_var).clone();
+        if ty.ndim() > 2 {
+            return Err(format!("{name} of type {ty:?} is not a tensor of rank 0 to 2"));
+        }
+        let v = cx.value(b, v_var)?;
+        let mut malformed: Option<Value> = None;
+        for (k, (d, want)) in ty.shape.iter().zip([rank, 2][2 - ty.ndim()..].iter()).enumerate() {
+            match d {
+                Some(s) if *s == 1 || *s as usize == *want => {}
+                Some(s) => return Err(format!("{name} of shape {:?} does not broadcast to ({rank}, 2) (dim of size {s})", ty.shape)),
+                None => {
+                    let len = b.tensor_dim(&v, k);
+                    let one = b.constant_index(1);
+                    let want_v = b.constant_index(*want as i64);
+                    let not_one = b.cmpi(CmpI::Ne, &len, &one);
+                    let not_want = b.cmpi(CmpI::Ne, &len, &want_v);
+                    let bad = b.arith(Arith::AndI, &not_one, &not_want);
+                    check(cx, b, &bad, ErrorKind::Value, format!("{what}: {name} does not broadcast to ({rank}, 2)"));
+                    malformed = Some(or(b, malformed, bad));
+                }
+            }
+        }
+        let readable = malformed.map(|m| {
+            let t = b.constant_int(1, ScalarType::I1);
+            b.arith(Arith::XOrI, &m, &t)
+        });
+        Ok(Pairs { value: v, ty, readable })
+    }
+
+    /// The flat position of the (axis, side) element where every dim is static.
+    fn static_position(&self, axis: usize, side: usize) -> Option<usize> {
+        let wanted = [axis, side];
+        let coords = &wanted[2 - self.ty.ndim()..];
+        coords.iter().zip(&self.ty.shape).try_fold(0usize, |acc, (&c, d)| d.map(|s| acc * s as usize + if s == 1 { 0 } else { c }))
+    }
+
+    /// The (axis, side) element, read in block `b` (a dim of size 1 broadcasts).
+    fn element(&self, b: &mut Block, axis: usize, side: usize) -> Value {
+        let wanted = [axis, side];
+        let coords = &wanted[2 - self.ty.ndim()..];
+        let idx: Vec<Value> = coords
+            .iter()
+            .zip(&self.ty.shape)
+            .enumerate()
+            .map(|(k, (&c, d))| match d {
+                Some(1) => b.constant_index(0),
+                Some(_) => b.constant_index(c as i64),
+                None => {
+                    let len = b.tensor_dim(&self.value, k);
+                    let one = b.constant_index(1);
+                    let is_one = b.cmpi(CmpI::Eq, &len, &one);
+                    let zero = b.constant_index(0);
+                    let cv = b.constant_index(c as i64);
+                    b.select(&is_one, &zero, &cv)
+                }
+            })
+            .collect();
+        guarded_extract(b, self.readable.as_ref(), &self.value, &idx)
+    }
+}
+
+/// The (left, right) widths of each axis as `index` values (a negative one raises
+/// `ValueError`, as numpy), with their sum where both are constants.
 fn widths(cx: &mut Context, b: &mut Block, w_var: usize, rank: usize, what: &str) -> Result<Vec<(Value, Value, Option<i64>)>, String> {
     let w_ty = cx.graph.ty(w_var).clone();
     let known = cx.int_values(w_var);
-    let w = cx.value(b, w_var)?;
+    let pairs = Pairs::of(cx, b, w_var, rank, what, "pad_width")?;
     let zero = b.constant_index(0);
-    // The position in w of (axis, side), per broadcast dim: (size 1 -> 0, else the index).
-    let mut lens = Vec::new();
-    let mut malformed: Option<Value> = None;
-    for (d, want) in w_ty.shape.iter().zip([rank, 2][2 - w_ty.ndim()..].iter()) {
-        match d {
-            Some(s) if *s == 1 || *s as usize == *want => lens.push(IndexLen::Static(*s as usize)),
-            Some(s) => return Err(format!("pad_width of shape {:?} does not broadcast to ({rank}, 2) (dim of size {s})", w_ty.shape)),
-            None => {
-                let k = lens.len();
-                let len = b.tensor_dim(&w, k);
-                let one = b.constant_index(1);
-                let want_v = b.constant_index(*want as i64);
-                let not_one = b.cmpi(CmpI::Ne, &len, &one);
-                let not_want = b.cmpi(CmpI::Ne, &len, &want_v);
-                let bad = b.arith(Arith::AndI, &not_one, &not_want);
-                check(cx, b, &bad, ErrorKind::Value, format!("{what}: pad_width does not broadcast to ({rank}, 2)"));
-                malformed = Some(or(b, malformed, bad));
-                lens.push(IndexLen::Dynamic(len));
-            }
-        }
-    }
-    // A pad_width that does not broadcast (which raises) is not read.
-    let readable = malformed.map(|m| {
-        let t = b.constant_int(1, ScalarType::I1);
-        b.arith(Arith::XOrI, &m, &t)
-    });
     let mut out = Vec::with_capacity(rank);
     for axis in 0..rank {
         let mut pair = Vec::with_capacity(2);
         let mut consts = Vec::with_capacity(2);
         for side in 0..2 {
-            let wanted = [axis, side];
-            let coords = &wanted[2 - w_ty.ndim()..];
-            let static_pos: Option<usize> = coords.iter().zip(&lens).try_fold(0usize, |acc, (&c, len)| match len {
-                IndexLen::Static(s) => Some(acc * s + if *s == 1 { 0 } else { c }),
-                IndexLen::Dynamic(_) => None,
-            });
-            let constant = match (static_pos, known.as_deref()) {
+            let constant = match (pairs.static_position(axis, side), known.as_deref()) {
                 (Some(p), Some(vals)) => match vals.get(p) {
                     Some(IntValue::Const(c)) if *c >= 0 => Some(*c),
                     _ => None,
@@ -275,21 +384,7 @@ fn widths(cx: &mut Context, b: &mut Block, w_var: usize, rank: usize, what: &str
             let v = match constant {
                 Some(c) => b.constant_index(c),
                 None => {
-                    let idx: Vec<Value> = coords
-                        .iter()
-                        .zip(&lens)
-                        .map(|(&c, len)| match len {
-                            IndexLen::Static(1) => b.constant_index(0),
-                            IndexLen::Static(_) => b.constant_index(c as i64),
-                            IndexLen::Dynamic(l) => {
-                                let one = b.constant_index(1);
-                                let is_one = b.cmpi(CmpI::Eq, l, &one);
-                                let cv = b.constant_index(c as i64);
-                                b.select(&is_one, &zero, &cv)
-                            }
-                        })
-                        .collect();
-                    let e = guarded_extract(b, readable.as_ref(), &w, &idx);
+                    let e = pairs.element(b, axis, side);
                     let v = int_to_index(b, &e, w_ty.dtype);
                     let neg = b.cmpi(CmpI::Slt, &v, &zero);
                     check(cx, b, &neg, ErrorKind::Value, format!("{what}: index can't contain negative values"));
@@ -308,10 +403,4 @@ fn widths(cx: &mut Context, b: &mut Block, w_var: usize, rank: usize, what: &str
         out.push((left, right, sum));
     }
     Ok(out)
-}
-
-/// A dim of `pad_width` as the broadcast needs it.
-enum IndexLen {
-    Static(usize),
-    Dynamic(Value),
 }
