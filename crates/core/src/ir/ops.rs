@@ -140,6 +140,9 @@ pub enum Op {
     /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
     /// `RavelMultiIndex`'s: raise, wrap, clip).
     Choose { mode: RavelMode },
+    /// `IfElse(cond, *then, *else)`: the `n_outs` values of the then-branch where the
+    /// scalar condition is nonzero, else those of the else-branch.
+    IfElse { n_outs: usize },
     // End of the tensor-ops block.
 }
 
@@ -713,6 +716,7 @@ impl Op {
                 };
                 Ok(Op::Choose { mode })
             }
+            "IfElse" => Ok(Op::IfElse { n_outs: prop_usize(op, "n_outs")? }),
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
@@ -783,6 +787,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
+    // Issue 4: IfElse (lower/ifelse.rs).
+    "IfElse",
     // Scan (for loops; see lower/scan.rs for what is refused).
     "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.

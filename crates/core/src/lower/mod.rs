@@ -25,6 +25,7 @@ mod ravel;
 mod sort;
 mod packed;
 mod scan;
+mod ifelse;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -85,7 +86,8 @@ pub struct Lowered {
     /// is null"), so these graphs are compiled for the full HAL instead.
     pub constant_tensors: bool,
     /// Whether the graph holds an optimization barrier (a `FusionBarrier`, or the start
-    /// of a loop in the host program: see lower/linalg.rs): IREE 3.13's inline execution
+    /// of a loop in the host program: see lower/linalg.rs; or a branch there: an `IfElse`,
+    /// see lower/ifelse.rs): IREE 3.13's inline execution
     /// model fails to compile an optimization barrier on a dispatch's result ("failed to
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
@@ -124,6 +126,9 @@ pub struct Context<'g> {
     written_inputs: Option<Vec<usize>>,
     /// See `Lowered::exceptions`.
     exceptions: Vec<String>,
+    /// For each node, the `IfElse` branch it is lowered in (`None`: where it comes in
+    /// the graph's order); see lower/ifelse.rs.
+    branches: Vec<Option<ifelse::Branch>>,
 }
 
 /// An element of an integer tensor as known while lowering.
@@ -656,6 +661,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Pad { symmetric } => pad::pad(cx, b, node, *symmetric),
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
+        Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
         // End of the tensor-ops block.
     }
 }
@@ -678,6 +684,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         optimization_barriers: false,
         written_inputs: Some(Vec::new()),
         exceptions: Vec::new(),
+        branches: ifelse::branches(graph),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
         let dims = graph
@@ -696,7 +703,11 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
     // Variables a refused node would have computed: the nodes that use them are not
     // lowered, and not listed (their error would only say a value is missing).
     let mut missing = vec![false; graph.variables.len()];
-    for node in &graph.nodes {
+    for (k, node) in graph.nodes.iter().enumerate() {
+        // A node of an IfElse branch is lowered by that IfElse's rule, in the branch.
+        if cx.branches[k].is_some() {
+            continue;
+        }
         let lowered = !node.inputs.iter().any(|&i| missing[i]) && match lower_node(&mut cx, f.body(), node) {
             Ok(()) => true,
             Err(reason) => {
