@@ -143,6 +143,8 @@ pub enum Op {
     /// `IfElse(cond, *then, *else)`: the `n_outs` values of the then-branch where the
     /// scalar condition is nonzero, else those of the else-branch.
     IfElse { n_outs: usize },
+    /// `BlockDiagonal`: its matrices on the diagonal of a zero matrix, in the output's dtype.
+    BlockDiagonal,
     // End of the tensor-ops block.
 }
 
@@ -717,6 +719,7 @@ impl Op {
                 Ok(Op::Choose { mode })
             }
             "IfElse" => Ok(Op::IfElse { n_outs: prop_usize(op, "n_outs")? }),
+            "BlockDiagonal" => Ok(Op::BlockDiagonal),
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
@@ -787,8 +790,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
-    // Issue 4: IfElse (lower/ifelse.rs).
-    "IfElse",
+    // Issue 4: IfElse, BlockDiagonal (lower/ifelse.rs, lower/block_diagonal.rs).
+    "IfElse", "BlockDiagonal",
     // Scan (for loops; see lower/scan.rs for what is refused).
     "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.

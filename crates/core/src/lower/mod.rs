@@ -26,6 +26,7 @@ mod sort;
 mod packed;
 mod scan;
 mod ifelse;
+mod block_diagonal;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -662,6 +663,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
+        Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),
         // End of the tensor-ops block.
     }
 }
