@@ -27,6 +27,7 @@ mod packed;
 mod scan;
 mod ifelse;
 mod block_diagonal;
+mod convolve;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -342,6 +343,29 @@ impl<'g> Context<'g> {
                 // A zero divisor only where the check before the call fails.
                 let d = b.arith(mlir::Arith::MaxUI, &d, &one);
                 Some(b.arith(mlir::Arith::DivUI, &n, &d))
+            }
+            DimExpr::Value(e) => self.int_expr_value(b, &e, node, ins),
+            _ => None,
+        }
+    }
+
+    /// `e` as an `index` value where it is sums, differences, products, minimums and
+    /// maximums of dims `dim_value` computes (`Convolve1d`'s valid length, |n - k| + 1).
+    fn int_expr_value(&self, b: &mut Block, e: &IntExpr, node: &Node, ins: &[Value]) -> Option<Value> {
+        match e {
+            IntExpr::Const(c) => Some(b.constant_index(*c)),
+            IntExpr::Dim(d) => self.dim_value(b, *d, node, ins),
+            IntExpr::Bin(op, l, r) => {
+                let op = match op {
+                    IntOp::Add => mlir::Arith::AddI,
+                    IntOp::Sub => mlir::Arith::SubI,
+                    IntOp::Mul => mlir::Arith::MulI,
+                    IntOp::Min => mlir::Arith::MinSI,
+                    IntOp::Max => mlir::Arith::MaxSI,
+                    IntOp::FloorDiv | IntOp::Mod => return None,
+                };
+                let (l, r) = (self.int_expr_value(b, l, node, ins)?, self.int_expr_value(b, r, node, ins)?);
+                Some(b.arith(op, &l, &r))
             }
             _ => None,
         }
@@ -664,6 +688,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
         Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),
+        Op::Convolve1d => convolve::convolve1d(cx, b, node),
         // End of the tensor-ops block.
     }
 }
