@@ -148,6 +148,8 @@ pub enum Op {
     /// `Convolve1d(in1, in2, full_mode)`: numpy's `convolve`, mode "full" where the scalar
     /// `full_mode` is true, else "valid".
     Convolve1d,
+    /// `Expm`: the matrix exponential of a square matrix.
+    Expm,
     // End of the tensor-ops block.
 }
 
@@ -724,6 +726,7 @@ impl Op {
             "IfElse" => Ok(Op::IfElse { n_outs: prop_usize(op, "n_outs")? }),
             "BlockDiagonal" => Ok(Op::BlockDiagonal),
             "Convolve1d" => Ok(Op::Convolve1d),
+            "Expm" => Ok(Op::Expm),
             "Nonzero" | "Unique" | "NonZero" => Err(DATA_DEPENDENT.into()),
             "Scan" => super::scan::Scan::parse(op).map(|s| Op::Scan(Box::new(s))),
             "Pad" => match pad_mode(op)? {
@@ -794,8 +797,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
-    // Issue 4: IfElse, BlockDiagonal, Convolve1d (lower/ifelse.rs, block_diagonal.rs, convolve.rs).
-    "IfElse", "BlockDiagonal", "Convolve1d",
+    // Issue 4: IfElse, BlockDiagonal, Convolve1d, Expm (lower/ifelse.rs, block_diagonal.rs, convolve.rs, expm.rs).
+    "IfElse", "BlockDiagonal", "Convolve1d", "Expm",
     // Scan (for loops; see lower/scan.rs for what is refused).
     "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.

@@ -28,6 +28,7 @@ mod scan;
 mod ifelse;
 mod block_diagonal;
 mod convolve;
+mod expm;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -689,6 +690,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
         Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),
         Op::Convolve1d => convolve::convolve1d(cx, b, node),
+        Op::Expm => expm::expm(cx, b, node),
         // End of the tensor-ops block.
     }
 }
