@@ -175,3 +175,12 @@ def test_mlir_holds_the_untaken_work_inside_the_branch():
     before, inside = text[: at.start()], text[at.start() :]
     for work in ["tensor.extract %arg1[", "linalg.dot"]:
         assert work not in before and work in inside, (work, text)
+
+
+def test_an_op_without_a_rule_in_a_branch_is_named():
+    # Refused at compile time like anywhere else, the message naming the Op in the branch.
+    c = pt.dscalar("c")
+    a = pt.matrix("a")
+    out = ifelse(c > 0, pt.linalg.eigh(a)[0], a.sum(axis=0))
+    with pytest.raises(NotImplementedError, match="Eigh.*no lowering rule"):
+        pytensor.function([c, a], out, mode=MLIR)
