@@ -127,3 +127,17 @@ def test_output_used_with_other_tensors(mode):
     assert_same(f(xv, yv, zv), ref(xv, yv, zv))
     got, want = raises_like(f, ref, [xv, yv, np.ones(length + 1)])
     assert type(got) is type(want) is ValueError
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gradients_used_with_their_inputs(mode):
+    # A gradient's mode is computed from the lengths (k < n): its output's length is that
+    # choice, checked before the call, so the gradient adds to the input (an update step).
+    x, y = pt.vector("x"), pt.vector("y")
+    gx, gy = pytensor.grad((convolve1d(x, y, mode=mode) ** 2).sum(), [x, y])
+    f, ref = compile_both([x, y], [x - 0.1 * gx, y * gy])
+    rng = np.random.default_rng(4)
+    for n, k in [(6, 3), (3, 6), (4, 4)]:
+        xv, yv = rng.normal(size=n), rng.normal(size=k)
+        for g, r in zip(f(xv, yv), ref(xv, yv)):
+            assert_same(g, r, rtol=1e-11, atol=1e-13, err_msg=f"{mode} {n} {k}")

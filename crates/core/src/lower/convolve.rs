@@ -9,12 +9,13 @@
 //! is numpy's valid part of the full result whichever input is longer.
 //!
 //! The mode is usually a constant; a gradient computes its own from the inputs' lengths
-//! at run time, and then the output's length is known only in the kernel. An empty input
+//! (`k < n`), and the output's length is then that choice of the two lengths, evaluated
+//! before the call; a mode from data gives a length known only in the kernel. An empty input
 //! raises `ValueError`, as numpy and the C backend do.
 
-use super::shapes::{Dim, DimExpr, IntExpr, IntOp};
+use super::shapes::{BoolExpr, Dim, DimExpr, IntExpr, IntOp};
 use super::subtensor::zero_of;
-use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
+use super::{elemwise, tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::ir::{Node, Op, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IteratorType, ScalarType, TensorType};
 
@@ -50,9 +51,7 @@ pub fn convolve1d(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), St
     let (len, off, dim) = match full_known {
         Some(true) => (full_len, zero.clone(), cx.derived(DimExpr::Offset(vec![nd, kd], -1))),
         Some(false) => {
-            let d = |a: Dim| Box::new(IntExpr::Dim(a));
-            let spread = IntExpr::Bin(IntOp::Sub, Box::new(IntExpr::Bin(IntOp::Max, d(nd), d(kd))), Box::new(IntExpr::Bin(IntOp::Min, d(nd), d(kd))));
-            let dim = cx.derived(DimExpr::Value(IntExpr::Bin(IntOp::Add, Box::new(spread), Box::new(IntExpr::Const(1)))));
+            let dim = cx.derived(DimExpr::Value(valid_expr(nd, kd)));
             (valid_len, valid_off, dim)
         }
         None => {
@@ -60,7 +59,17 @@ pub fn convolve1d(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), St
             let m = b.tensor_extract(&m, &[]);
             let z = b.constant_int(0, m.scalar());
             let full = b.cmpi(CmpI::Ne, &m, &z);
-            (b.select(&full, &full_len, &valid_len), b.select(&full, &zero, &valid_off), cx.runtime_dim())
+            // A mode computed from the lengths (a gradient's, `k < n`) gives a length
+            // computed from them too, checkable before the call.
+            let dim = match cx.int_values(mode).as_deref() {
+                Some([IntValue::Expr(e)]) => {
+                    let is_full = BoolExpr::Not(Box::new(BoolExpr::Eq(IntExpr::Value(*e), IntExpr::Const(0))));
+                    let full_expr = IntExpr::Bin(IntOp::Add, Box::new(IntExpr::Dim(nd)), Box::new(IntExpr::Bin(IntOp::Sub, Box::new(IntExpr::Dim(kd)), Box::new(IntExpr::Const(1)))));
+                    cx.derived(DimExpr::Value(IntExpr::Select(Box::new(is_full), Box::new(full_expr), Box::new(valid_expr(nd, kd)))))
+                }
+                _ => cx.runtime_dim(),
+            };
+            (b.select(&full, &full_len, &valid_len), b.select(&full, &zero, &valid_off), dim)
         }
     };
     let dim = out_ty.shape[0].map_or(dim, Dim::Static);
@@ -97,6 +106,13 @@ pub fn convolve1d(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), St
     })?;
     cx.define(out, r[0].clone(), vec![dim]);
     Ok(())
+}
+
+/// Mode valid's length, `max(n, k) - min(n, k) + 1`.
+fn valid_expr(n: Dim, k: Dim) -> IntExpr {
+    let d = |a: Dim| Box::new(IntExpr::Dim(a));
+    let spread = IntExpr::Bin(IntOp::Sub, Box::new(IntExpr::Bin(IntOp::Max, d(n), d(k))), Box::new(IntExpr::Bin(IntOp::Min, d(n), d(k))));
+    IntExpr::Bin(IntOp::Add, Box::new(spread), Box::new(IntExpr::Const(1)))
 }
 
 /// The value of a constant bool scalar (`None`: computed at run time), through the

@@ -406,15 +406,21 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
 fn track_int_arith(cx: &mut Context, node: &Node) {
     let Op::Elemwise(op) = &node.op else { return };
     let scalar_int = |cx: &Context, v: VarId| cx.graph.ty(v).ndim() == 0 && cx.graph.ty(v).dtype.is_int();
-    if !node.outputs.iter().any(|&o| scalar_int(cx, o)) || node.inputs.iter().any(|&i| cx.graph.ty(i).ndim() != 0) {
+    // A bool computed from dims (`Convolve1d`'s mode in its gradient, `n < k`) is kept too,
+    // as the integer 0 or 1.
+    let scalar_bool = |cx: &Context, v: VarId| cx.graph.ty(v).ndim() == 0 && cx.graph.ty(v).dtype == DType::Bool;
+    if !node.outputs.iter().any(|&o| scalar_int(cx, o) || scalar_bool(cx, o)) || node.inputs.iter().any(|&i| cx.graph.ty(i).ndim() != 0) {
         return;
     }
     let ins: Vec<Sym> = node
         .inputs
         .iter()
-        .map(|&i| match cx.int_values(i).as_deref() {
-            Some([v @ (IntValue::Const(_) | IntValue::Dim(_) | IntValue::Expr(_))]) => Sym::Int(*v),
-            _ => Sym::Unknown,
+        .map(|&i| match (cx.graph.ty(i).dtype == DType::Bool, cx.int_values(i).as_deref()) {
+            (true, Some([IntValue::Const(c)])) => Sym::Bool(*c != 0),
+            (true, Some([IntValue::Expr(e)])) => Sym::Cond(BoolExpr::Not(Box::new(BoolExpr::Eq(IntExpr::Value(*e), IntExpr::Const(0))))),
+            (true, _) => Sym::Unknown,
+            (false, Some([v @ (IntValue::Const(_) | IntValue::Dim(_) | IntValue::Expr(_))])) => Sym::Int(*v),
+            (false, _) => Sym::Unknown,
         })
         .collect();
     let outs = match op {
@@ -444,8 +450,16 @@ fn track_int_arith(cx: &mut Context, node: &Node) {
         op => vec![eval_int(cx, op, &ins)],
     };
     for (&o, s) in node.outputs.iter().zip(outs) {
-        if let (true, Sym::Int(v)) = (scalar_int(cx, o), s) {
-            cx.set_int_values(o, vec![v]);
+        match (scalar_int(cx, o), scalar_bool(cx, o), s) {
+            (true, _, Sym::Int(v)) => cx.set_int_values(o, vec![v]),
+            (_, true, Sym::Bool(b)) => cx.set_int_values(o, vec![IntValue::Const(b as i64)]),
+            (_, true, Sym::Cond(c)) => {
+                let one_or_zero = IntExpr::Select(Box::new(c), Box::new(IntExpr::Const(1)), Box::new(IntExpr::Const(0)));
+                if let Sym::Int(v) = int_expr(cx, one_or_zero) {
+                    cx.set_int_values(o, vec![v]);
+                }
+            }
+            _ => {}
         }
     }
 }
