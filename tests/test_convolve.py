@@ -141,3 +141,14 @@ def test_gradients_used_with_their_inputs(mode):
         xv, yv = rng.normal(size=n), rng.normal(size=k)
         for g, r in zip(f(xv, yv), ref(xv, yv)):
             assert_same(g, r, rtol=1e-11, atol=1e-13, err_msg=f"{mode} {n} {k}")
+
+
+def test_batched_gradient():
+    # Mode full's gradient keeps constant modes: lowered. Valid's computes its mode per
+    # batch from the lengths, which the batched form does not know: refused by name.
+    x, y = pt.matrix("x"), pt.vector("y")
+    grads = pytensor.grad((convolve1d(x, y, mode="full") ** 2).sum(), [x, y])
+    check([x, y], grads, [np.arange(10.0).reshape(2, 5), np.array([1.0, -0.5, 2.0])])
+    grads = pytensor.grad((convolve1d(x, y, mode="valid") ** 2).sum(), [x, y])
+    with pytest.raises(NotImplementedError, match=r"Blockwise\{Convolve1d\}"):
+        pytensor.function([x, y], grads, mode=MLIR)
