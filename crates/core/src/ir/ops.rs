@@ -146,6 +146,16 @@ pub enum Op {
     /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
     /// `RavelMultiIndex`'s: raise, wrap, clip).
     Choose { mode: RavelMode },
+    /// `IfElse(cond, *then, *else)`: the `n_outs` values of the then-branch where the
+    /// scalar condition is nonzero, else those of the else-branch.
+    IfElse { n_outs: usize },
+    /// `BlockDiagonal`: its matrices on the diagonal of a zero matrix, in the output's dtype.
+    BlockDiagonal,
+    /// `Convolve1d(in1, in2, full_mode)`: numpy's `convolve`, mode "full" where the scalar
+    /// `full_mode` is true, else "valid".
+    Convolve1d,
+    /// `Expm`: the matrix exponential of a square matrix.
+    Expm,
     // End of the tensor-ops block.
 }
 
@@ -719,6 +729,10 @@ impl Op {
                 };
                 Ok(Op::Choose { mode })
             }
+            "IfElse" => Ok(Op::IfElse { n_outs: prop_usize(op, "n_outs")? }),
+            "BlockDiagonal" => Ok(Op::BlockDiagonal),
+            "Convolve1d" => Ok(Op::Convolve1d),
+            "Expm" => Ok(Op::Expm),
             "Nonzero" => Ok(Op::Nonzero),
             "Unique" => Ok(Op::Unique {
                 index: prop_bool(op, "return_index")?,
@@ -806,6 +820,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "RavelMultiIndex", "PermuteRowElements", "Nonzero", "Unique",
     // Issue 4: Pad's reflect and symmetric modes, Choose.
     "Pad", "Choose",
+    // Issue 4: IfElse, BlockDiagonal, Convolve1d, Expm (lower/ifelse.rs, block_diagonal.rs, convolve.rs, expm.rs).
+    "IfElse", "BlockDiagonal", "Convolve1d", "Expm",
     // Scan (for loops; see lower/scan.rs for what is refused).
     "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.

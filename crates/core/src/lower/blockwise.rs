@@ -33,11 +33,13 @@ pub fn blockwise(cx: &mut Context, b: &mut Block, node: &Node, core: &BlockwiseC
 }
 
 /// The one-node graph of the core op on one batch element: inputs 0.., then outputs.
-fn core_graph(core: &Op, ins: &[IrType], outs: &[IrType]) -> Graph {
-    let variable = |ty: &IrType| Variable { ty: ty.clone(), name: None, constant: None, is_none: false };
+/// `constants`: an input's bytes where it is a constant of one batch element (every batch
+/// dim 1), so the core rule sees it as the constant it is (`Convolve1d`'s mode).
+fn core_graph(core: &Op, ins: &[IrType], outs: &[IrType], constants: Vec<Option<Vec<u8>>>) -> Graph {
+    let variable = |(ty, constant): (&IrType, Option<Vec<u8>>)| Variable { ty: ty.clone(), name: None, constant, is_none: false };
     let n = ins.len();
     Graph {
-        variables: ins.iter().chain(outs).map(variable).collect(),
+        variables: ins.iter().chain(outs).zip(constants.into_iter().chain(std::iter::repeat(None))).map(variable).collect(),
         inputs: (0..n).collect(),
         outputs: (n..n + outs.len()).collect(),
         nodes: vec![Node { op: core.clone(), inputs: (0..n).collect(), outputs: (n..n + outs.len()).collect() }],
@@ -111,7 +113,12 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
     }
     let core_in: Vec<IrType> = in_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
     let core_out: Vec<IrType> = out_tys.iter().map(|t| IrType { dtype: t.dtype, shape: t.shape[batch..].to_vec() }).collect();
-    let graph = core_graph(core, &core_in, &core_out);
+    let constants = node
+        .inputs
+        .iter()
+        .map(|&v| cx.graph.variables[v].constant.clone().filter(|_| cx.graph.ty(v).shape[..batch].iter().all(|&d| d == Some(1))))
+        .collect();
+    let graph = core_graph(core, &core_in, &core_out, constants);
     // An output dim no input has (AllocDiag's n + |offset|): the core rule's own dim for
     // it, learnt by lowering the core on one element where nothing is written, computed
     // from the inputs' dims before the loop (its buffer is allocated first).

@@ -74,6 +74,7 @@ pub(super) fn lower_graph(
         writes_inputs: cx.writes_inputs,
         optimization_barriers: cx.optimization_barriers,
         written_inputs: cx.written_inputs.take(),
+        branches: super::ifelse::branches(inner),
     };
     for (iv, v, dims, known) in bound {
         icx.define(iv, v, dims);
@@ -82,7 +83,11 @@ pub(super) fn lower_graph(
         }
     }
     let mut result: Result<Vec<InnerOutput>, String> = Ok(Vec::new());
-    for inner_node in &inner.nodes {
+    for (k, inner_node) in inner.nodes.iter().enumerate() {
+        // An IfElse's rule lowers the nodes of its branches.
+        if icx.branches[k].is_some() {
+            continue;
+        }
         if let Err(e) = lower_node(&mut icx, b, inner_node) {
             result = Err(format!("inner {}: {e}", op_name(inner_node)));
             break;

@@ -31,7 +31,7 @@ use crate::ir::{Node, TensorType as IrType, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// The input `v` converted to the (float) output dtype `to`, as a tensor of dynamic dims.
-fn operand(cx: &mut Context, b: &mut Block, v: VarId, to: DType) -> Result<Value, String> {
+pub(super) fn operand(cx: &mut Context, b: &mut Block, v: VarId, to: DType) -> Result<Value, String> {
     let ty = cx.graph.ty(v).clone();
     let x = cx.value(b, v)?;
     let x = elemwise::cast(b, &x, &ty, to)?;
@@ -50,7 +50,7 @@ fn dynamic(b: &mut Block, t: &Value) -> Value {
 }
 
 /// The working type: PyTensor's output dtype, which must be a real float.
-fn working_type(out_ty: &IrType, what: &str) -> Result<ScalarType, String> {
+pub(super) fn working_type(out_ty: &IrType, what: &str) -> Result<ScalarType, String> {
     match out_ty.dtype {
         DType::Float32 => Ok(ScalarType::F32),
         DType::Float64 => Ok(ScalarType::F64),
@@ -59,13 +59,13 @@ fn working_type(out_ty: &IrType, what: &str) -> Result<ScalarType, String> {
 }
 
 /// `result` (dynamic dims) as the output's type, defined with `dims`.
-fn define(cx: &mut Context, b: &mut Block, out: VarId, result: &Value, dims: Vec<super::shapes::Dim>) {
+pub(super) fn define(cx: &mut Context, b: &mut Block, out: VarId, result: &Value, dims: Vec<super::shapes::Dim>) {
     let want = tensor_type(cx.graph.ty(out));
     let r = if *result.tensor() == want { result.clone() } else { b.tensor_cast(result, want) };
     cx.define(out, r, dims);
 }
 
-fn zeros(b: &mut Block, element: ScalarType, sizes: &[Value]) -> Value {
+pub(super) fn zeros(b: &mut Block, element: ScalarType, sizes: &[Value]) -> Value {
     let empty = b.tensor_empty(TensorType::new(vec![None; sizes.len()], element), sizes);
     let zero = b.constant_f64(0.0, element);
     b.linalg_fill(&zero, &empty)
@@ -93,7 +93,7 @@ fn any_on_diagonal(b: &mut Block, m: &Value, n: &Value, bad: impl Fn(&mut Block,
 }
 
 /// `m` (dynamic dims) with every element NaN where the rank-0 flag `bad` is set.
-fn nan_if(b: &mut Block, m: &Value, bad: &Value) -> Result<Value, String> {
+pub(super) fn nan_if(b: &mut Block, m: &Value, bad: &Value) -> Result<Value, String> {
     let rank = m.tensor().rank();
     let sizes: Vec<Value> = (0..rank).map(|a| b.tensor_dim(m, a)).collect();
     let init = b.tensor_empty(m.tensor().clone(), &sizes);
@@ -506,7 +506,7 @@ fn recorded_pivots(b: &mut Block, w: &Value, n: &Value) -> Result<Value, String>
 
 /// The solution of a x = rhs (n x k) by elimination with partial pivoting and back
 /// substitution, and whether a's U has an exact zero on its diagonal (rank-0 i8).
-fn lu_solve(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value) -> Result<(Value, Value), String> {
+pub(super) fn lu_solve(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value) -> Result<(Value, Value), String> {
     let n = b.tensor_dim(a, 0);
     let k = b.tensor_dim(rhs, 1);
     let w = augmented(b, a, Some(rhs), false);

@@ -27,6 +27,10 @@ mod ravel;
 mod sort;
 mod packed;
 mod scan;
+mod ifelse;
+mod block_diagonal;
+mod convolve;
+mod expm;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -87,7 +91,8 @@ pub struct Lowered {
     /// is null"), so these graphs are compiled for the full HAL instead.
     pub constant_tensors: bool,
     /// Whether the graph holds an optimization barrier (a `FusionBarrier`, or the start
-    /// of a loop in the host program: see lower/linalg.rs): IREE 3.13's inline execution
+    /// of a loop in the host program: see lower/linalg.rs; or a branch there: an `IfElse`,
+    /// see lower/ifelse.rs): IREE 3.13's inline execution
     /// model fails to compile an optimization barrier on a dispatch's result ("failed to
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
@@ -126,6 +131,9 @@ pub struct Context<'g> {
     written_inputs: Option<Vec<usize>>,
     /// See `Lowered::exceptions`.
     exceptions: Vec<String>,
+    /// For each node, the `IfElse` branch it is lowered in (`None`: where it comes in
+    /// the graph's order); see lower/ifelse.rs.
+    branches: Vec<Option<ifelse::Branch>>,
 }
 
 /// An element of an integer tensor as known while lowering.
@@ -355,6 +363,29 @@ impl<'g> Context<'g> {
                 let d = b.arith(mlir::Arith::MaxUI, &d, &one);
                 Some(b.arith(mlir::Arith::DivUI, &n, &d))
             }
+            DimExpr::Value(e) => self.int_expr_value(b, &e, node, ins),
+            _ => None,
+        }
+    }
+
+    /// `e` as an `index` value where it is sums, differences, products, minimums and
+    /// maximums of dims `dim_value` computes (`Convolve1d`'s valid length, |n - k| + 1).
+    fn int_expr_value(&self, b: &mut Block, e: &IntExpr, node: &Node, ins: &[Value]) -> Option<Value> {
+        match e {
+            IntExpr::Const(c) => Some(b.constant_index(*c)),
+            IntExpr::Dim(d) => self.dim_value(b, *d, node, ins),
+            IntExpr::Bin(op, l, r) => {
+                let op = match op {
+                    IntOp::Add => mlir::Arith::AddI,
+                    IntOp::Sub => mlir::Arith::SubI,
+                    IntOp::Mul => mlir::Arith::MulI,
+                    IntOp::Min => mlir::Arith::MinSI,
+                    IntOp::Max => mlir::Arith::MaxSI,
+                    IntOp::FloorDiv | IntOp::Mod => return None,
+                };
+                let (l, r) = (self.int_expr_value(b, l, node, ins)?, self.int_expr_value(b, r, node, ins)?);
+                Some(b.arith(op, &l, &r))
+            }
             _ => None,
         }
     }
@@ -393,15 +424,21 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
 fn track_int_arith(cx: &mut Context, node: &Node) {
     let Op::Elemwise(op) = &node.op else { return };
     let scalar_int = |cx: &Context, v: VarId| cx.graph.ty(v).ndim() == 0 && cx.graph.ty(v).dtype.is_int();
-    if !node.outputs.iter().any(|&o| scalar_int(cx, o)) || node.inputs.iter().any(|&i| cx.graph.ty(i).ndim() != 0) {
+    // A bool computed from dims (`Convolve1d`'s mode in its gradient, `n < k`) is kept too,
+    // as the integer 0 or 1.
+    let scalar_bool = |cx: &Context, v: VarId| cx.graph.ty(v).ndim() == 0 && cx.graph.ty(v).dtype == DType::Bool;
+    if !node.outputs.iter().any(|&o| scalar_int(cx, o) || scalar_bool(cx, o)) || node.inputs.iter().any(|&i| cx.graph.ty(i).ndim() != 0) {
         return;
     }
     let ins: Vec<Sym> = node
         .inputs
         .iter()
-        .map(|&i| match cx.int_values(i).as_deref() {
-            Some([v @ (IntValue::Const(_) | IntValue::Dim(_) | IntValue::Expr(_))]) => Sym::Int(*v),
-            _ => Sym::Unknown,
+        .map(|&i| match (cx.graph.ty(i).dtype == DType::Bool, cx.int_values(i).as_deref()) {
+            (true, Some([IntValue::Const(c)])) => Sym::Bool(*c != 0),
+            (true, Some([IntValue::Expr(e)])) => Sym::Cond(BoolExpr::Not(Box::new(BoolExpr::Eq(IntExpr::Value(*e), IntExpr::Const(0))))),
+            (true, _) => Sym::Unknown,
+            (false, Some([v @ (IntValue::Const(_) | IntValue::Dim(_) | IntValue::Expr(_))])) => Sym::Int(*v),
+            (false, _) => Sym::Unknown,
         })
         .collect();
     let outs = match op {
@@ -431,8 +468,16 @@ fn track_int_arith(cx: &mut Context, node: &Node) {
         op => vec![eval_int(cx, op, &ins)],
     };
     for (&o, s) in node.outputs.iter().zip(outs) {
-        if let (true, Sym::Int(v)) = (scalar_int(cx, o), s) {
-            cx.set_int_values(o, vec![v]);
+        match (scalar_int(cx, o), scalar_bool(cx, o), s) {
+            (true, _, Sym::Int(v)) => cx.set_int_values(o, vec![v]),
+            (_, true, Sym::Bool(b)) => cx.set_int_values(o, vec![IntValue::Const(b as i64)]),
+            (_, true, Sym::Cond(c)) => {
+                let one_or_zero = IntExpr::Select(Box::new(c), Box::new(IntExpr::Const(1)), Box::new(IntExpr::Const(0)));
+                if let Sym::Int(v) = int_expr(cx, one_or_zero) {
+                    cx.set_int_values(o, vec![v]);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -676,6 +721,10 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Pad { mode } => pad::pad(cx, b, node, *mode),
         Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
+        Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
+        Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),
+        Op::Convolve1d => convolve::convolve1d(cx, b, node),
+        Op::Expm => expm::expm(cx, b, node),
         // End of the tensor-ops block.
     }
 }
@@ -698,6 +747,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         optimization_barriers: false,
         written_inputs: Some(Vec::new()),
         exceptions: Vec::new(),
+        branches: ifelse::branches(graph),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {
         let dims = graph
@@ -716,7 +766,11 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
     // Variables a refused node would have computed: the nodes that use them are not
     // lowered, and not listed (their error would only say a value is missing).
     let mut missing = vec![false; graph.variables.len()];
-    for node in &graph.nodes {
+    for (k, node) in graph.nodes.iter().enumerate() {
+        // A node of an IfElse branch is lowered by that IfElse's rule, in the branch.
+        if cx.branches[k].is_some() {
+            continue;
+        }
         let lowered = !node.inputs.iter().any(|&i| missing[i]) && match lower_node(&mut cx, f.body(), node) {
             Ok(()) => true,
             Err(reason) => {

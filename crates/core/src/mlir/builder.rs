@@ -805,6 +805,32 @@ impl Block {
         results(&name, types.iter().cloned())
     }
 
+    /// A block nested one level in this one, written before the op that holds it (see
+    /// `scf_if_regions`): for branches whose contents are known only once both are written.
+    pub fn region(&self) -> Block {
+        Block::new(self.indent + 1, self.counter.clone())
+    }
+
+    /// `scf.if` over two regions written beforehand (`region`), each yielding its values,
+    /// of `types` both.
+    pub fn scf_if_regions(&mut self, cond: &Value, types: &[Type], then: (Block, &[Value]), otherwise: (Block, &[Value])) -> Vec<Value> {
+        assert_eq!(cond.scalar(), ScalarType::I1, "scf.if condition must be i1");
+        let mut texts = Vec::new();
+        for (mut inner, ys) in [then, otherwise] {
+            assert_eq!(ys.iter().map(|y| y.ty.clone()).collect::<Vec<_>>(), types, "scf.if branch yields other types");
+            inner.line(&format!("scf.yield {} : {}", join_names(ys), join_types(ys)));
+            texts.push(inner.text);
+        }
+        let type_list = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
+        let name = self.fresh();
+        self.line(&format!("{}scf.if {} -> ({type_list}) {{", results_head(&name, types.len()), cond.name));
+        self.text.push_str(&texts[0]);
+        self.line("} else {");
+        self.text.push_str(&texts[1]);
+        self.line("}");
+        results(&name, types.iter().cloned())
+    }
+
     /// `tensor.extract_slice` with unit strides; the result's dims are static where the
     /// size is a constant.
     pub fn tensor_extract_slice(&mut self, src: &Value, offsets: &[IndexArg], sizes: &[IndexArg]) -> Value {
