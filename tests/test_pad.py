@@ -194,3 +194,22 @@ def test_constant_and_edge_static_widths_and_gradients():
         cost = (o * pt.arange(o.shape[1])).sum()
         f, ref = compile_both([x], pytensor.grad(cost, x))
         assert_same(f(xv), ref(xv))
+
+
+def test_edge_gradient_is_the_adjoint_of_the_gather():
+    """Our rule for the pullback (PyTensor 3.0.7's graph for it increments regions by
+    values of other lengths: a wrong gradient from C for any width above 1)."""
+    x, w, g = pt.matrix("x"), pt.lmatrix("w"), pt.matrix("g")
+    y = pt.pad(x, w, mode="edge")
+    f = pytensor.function([x, w, g], pytensor.grad(None, x, known_grads={y: g}), mode=MLIR)
+    assert "Pad" in ops_of(f) and "IncSubtensor" not in ops_of(f), ops_of(f)
+    rng = np.random.default_rng(7)
+    for shape in [(3, 4), (1, 1), (2, 1)]:
+        for widths in [((1, 3), (0, 1)), ((0, 0), (2, 2)), ((4, 1), (3, 0))]:
+            padded = tuple(n + a + b for n, (a, b) in zip(shape, widths))
+            gv = rng.normal(size=padded)
+            assert_same(f(rng.normal(size=shape), np.array(widths), gv), numpy_grad(gv, shape, widths, "edge"), err_msg=f"{shape} {widths}")
+    xs = pt.vector("xs")
+    ys = pt.pad(xs, (1, 3), mode="edge")
+    fs = pytensor.function([xs], pytensor.grad((ys * pt.arange(7)).sum(), xs), mode=MLIR)
+    assert_same(fs(np.arange(3.0)), numpy_grad(np.arange(7.0), (3,), [(1, 3)], "edge"))

@@ -11,6 +11,7 @@ from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
 from pytensor.scan.op import Scan
 from pytensor.tensor.basic import Choose
 from pytensor.tensor.einsum import Einsum
+from pytensor.tensor.pad import Pad
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
 from pytensor.tensor.shape import Shape
 from pytensor.typed_list.basic import MakeList
@@ -19,7 +20,7 @@ from pytensor.raise_op import CheckAndRaise
 from pytensor.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, indices_from_subtensor
 from pytensor.tensor.variable import TensorVariable
 
-from pytensor_mlir import fusion
+from pytensor_mlir import export, fusion
 
 # The tag of this module's rewrites; in MLIRLinker.required_rewrites.
 TAG = "mlir"
@@ -60,6 +61,12 @@ def inline_plain_op_from_graph(fgraph, node):
     their own, whole.
     """
     if type(node.op) is not OpFromGraph:
+        return None
+    forward = export.pullback_of(node)
+    if isinstance(forward, Pad) and forward.pad_mode == "edge":
+        # Kept whole for the core's rule (lower/pad.rs): PyTensor 3.0.7's pullback graph for
+        # edge increments a region by a value of another length (a wrong gradient for any
+        # width above 1, which the C backend computes silently).
         return None
     if any(isinstance(n.op, Scan) for n in node.op.fgraph.apply_nodes):
         # Scan is not lowered: kept whole, the node can still reach a rule by what it is

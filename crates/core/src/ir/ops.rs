@@ -140,7 +140,7 @@ pub enum Op {
     Pad { mode: PadMode },
     /// The pullback PyTensor builds for such a `Pad` (a plain `OpFromGraph` whose inner
     /// graph holds a `Scan`'s gradient): inputs x, pad_width, the output and its gradient.
-    PadGrad { symmetric: bool },
+    PadGrad { mode: PadMode },
     /// `Scan`: PyTensor's loop over its inner graph.
     Scan(Box<super::scan::Scan>),
     /// `Choose(a, choices)` with a tensor of choices (numpy's `choose`; `mode` as
@@ -753,8 +753,8 @@ impl Op {
                 let forward: ExportedOp =
                     serde_json::from_value(op.props["$pullback_of"].clone()).map_err(|e| e.to_string())?;
                 match (forward.type_name.as_str(), pad_mode(&forward)?) {
-                    ("Pad", Some(PadMode::Reflect)) => Ok(Op::PadGrad { symmetric: false }),
-                    ("Pad", Some(PadMode::Symmetric)) => Ok(Op::PadGrad { symmetric: true }),
+                    // (constant's pullback, slices of the output gradient, stays a graph)
+                    ("Pad", Some(mode)) if mode != PadMode::Constant => Ok(Op::PadGrad { mode }),
                     _ => op_from_graph(op),
                 }
             }

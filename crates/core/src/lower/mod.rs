@@ -719,7 +719,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::OpFromGraph(inner) => inner::op_from_graph(cx, b, node, inner),
         Op::Scan(s) => scan::scan(cx, b, node, s),
         Op::Pad { mode } => pad::pad(cx, b, node, *mode),
-        Op::PadGrad { symmetric } => pad::pad_grad(cx, b, node, *symmetric),
+        Op::PadGrad { mode } => pad::pad_grad(cx, b, node, *mode),
         Op::Choose { mode } => choose::choose(cx, b, node, *mode),
         Op::IfElse { n_outs } => ifelse::ifelse(cx, b, node, *n_outs),
         Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),

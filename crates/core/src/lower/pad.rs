@@ -194,8 +194,14 @@ fn period(b: &mut Block, n: &Value, symmetric: bool) -> Value {
 /// holds the gradient of a `Scan`): the adjoint of the gather, one axis at a time. Along
 /// an axis, the gradient of `x[i]` sums the output positions `j = t + left` whose `t` is
 /// `i` or its mirror image modulo the period, one reduction step per period.
-pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -> Result<(), String> {
-    let what = if symmetric { "the gradient of pad(mode='symmetric')" } else { "the gradient of pad(mode='reflect')" };
+pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, mode: PadMode) -> Result<(), String> {
+    let what = match mode {
+        PadMode::Symmetric => "the gradient of pad(mode='symmetric')",
+        PadMode::Reflect => "the gradient of pad(mode='reflect')",
+        PadMode::Edge => "the gradient of pad(mode='edge')",
+        PadMode::Constant => return Err("the gradient of pad(mode='constant') is PyTensor's graph".into()),
+    };
+    let symmetric = mode == PadMode::Symmetric;
     let (&[x_var, w_var, _, g_var], &[out]) = (&node.inputs[..], &node.outputs[..]) else {
         return Err("the pullback of Pad needs inputs (x, pad_width, output, output gradient) and one output".into());
     };
@@ -212,10 +218,12 @@ pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -
     if *g.tensor() != dynamic {
         g = b.tensor_cast(&g, dynamic.clone());
     }
+    // The output gradient's dims, read before the axes are reduced one by one.
+    let g_dims: Vec<Value> = (0..rank).map(|a| b.tensor_dim(&g, a)).collect();
     for (k, (left, right, _)) in widths.into_iter().enumerate() {
         let n = b.tensor_dim(&x, k);
         let period = period(b, &n, symmetric);
-        let m = b.tensor_dim(&g, k);
+        let m = g_dims[k].clone();
         let nl = b.arith(Arith::AddI, &n, &left);
         let padded = b.arith(Arith::AddI, &nl, &right);
         let ne = b.cmpi(CmpI::Ne, &m, &padded);
@@ -235,6 +243,36 @@ pub fn pad_grad(cx: &mut Context, b: &mut Block, node: &Node, symmetric: bool) -
         let sizes: Vec<Value> = (0..rank).map(|a| if a == k { n.clone() } else { b.tensor_dim(&g, a) }).collect();
         let init = b.tensor_empty(dynamic.clone(), &sizes);
         let src = g.clone();
+        if mode == PadMode::Edge {
+            // x[i] was read at j = i + left, and the first (last) element also at every
+            // position left (right) of it: a sum over j in [lo, hi].
+            let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
+                let i = body.linalg_index(k);
+                let (z, o) = (body.constant_index(0), body.constant_index(1));
+                let at = body.arith(Arith::AddI, &i, &left);
+                let first = body.cmpi(CmpI::Eq, &i, &z);
+                let lo = body.select(&first, &z, &at);
+                let n_m1 = body.arith(Arith::SubI, &n, &o);
+                let last = body.cmpi(CmpI::Eq, &i, &n_m1);
+                let m_m1 = body.arith(Arith::SubI, &m, &o);
+                let hi = body.select(&last, &m_m1, &at);
+                let others: Vec<Value> = (0..rank).map(|a| body.linalg_index(a)).collect();
+                let zf = body.constant_f64(0.0, element);
+                let done = body.scf_while(
+                    &[lo, zf],
+                    |c, args| c.cmpi(CmpI::Sle, &args[0], &hi),
+                    |lp, args| {
+                        let idx: Vec<Value> = others.iter().enumerate().map(|(a, v)| if a == k { args[0].clone() } else { v.clone() }).collect();
+                        let v = lp.tensor_extract(&src, &idx);
+                        let one = lp.constant_index(1);
+                        vec![lp.arith(Arith::AddI, &args[0], &one), lp.arith(Arith::AddF, &args[1], &v)]
+                    },
+                );
+                Ok::<_, String>(vec![done[1].clone()])
+            })?;
+            g = r[0].clone();
+            continue;
+        }
         // A loop over the periods inside a parallel generic (a reduction dim over them
         // failed IREE's SPIR-V code generation: shared memory out of range).
         let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, _| {
