@@ -96,6 +96,17 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             }
         }
     }
+    // A core dim named twice among the inputs (LU's "(m,m)") sizes the outputs by its
+    // first occurrence, so the others must agree (ValueError before the call; PyTensor's
+    // perform gives a non-square LU's rectangular factors, outside its signature).
+    for (i, sig) in sig_in.iter().enumerate() {
+        for (a, letter) in sig.iter().enumerate() {
+            let first = sig_in.iter().enumerate().find_map(|(i0, s0)| s0.iter().position(|l| l == letter).map(|a0| (i0, a0)));
+            if let Some((i0, a0)) = first.filter(|&(i0, a0)| (i0, a0) != (i, a)) {
+                cx.require_equal(in_dims[i0][batch + a0], in_dims[i][batch + a], &format!("{name} (core dims named {letter} differ)"));
+            }
+        }
+    }
     // A core dim by its name: the first input that has it.
     let named = |b: &mut Block, letter: &str| -> Result<(Dim, Value), String> {
         for (i, sig) in sig_in.iter().enumerate() {

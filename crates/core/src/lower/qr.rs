@@ -114,10 +114,15 @@ fn reflect(b: &mut Block, w: &Value, j: &Value, m: &Value, n: &Value) -> Result<
         let size = g.math(MathUnary::AbsF, x);
         g.arith(Arith::MaximumF, acc, &size)
     })?;
-    let plain = below_diagonal(b, &column, j, &[], |g, acc, x, _| {
-        let square = g.arith(Arith::MulF, x, x);
-        g.arith(Arith::AddF, acc, &square)
-    })?;
+    // The squares rounded before they are summed (not fused into FMAs; see
+    // `apply_reflector`): the norm then agrees with dnrm2's to the last bit.
+    let init = b.tensor_empty(TensorType::new(vec![None, Some(1)], element), std::slice::from_ref(m));
+    let squares = b.linalg_generic(std::slice::from_ref(&column), &[init], &[AffineMap::identity(2), AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, args| {
+        Ok::<_, String>(vec![g.arith(Arith::MulF, &args[0], &args[0])])
+    })?[0]
+        .clone();
+    let squares = b.optimization_barrier(&squares, std::slice::from_ref(m));
+    let plain = below_diagonal(b, &squares, j, &[], |g, acc, square, _| g.arith(Arith::AddF, acc, square))?;
     let scaled = below_diagonal(b, &column, j, std::slice::from_ref(&big), |g, acc, x, extra| {
         let zero = g.constant_f64(0.0, element);
         let is_zero = g.cmpf(CmpF::Oeq, &extra[0], &zero);
@@ -168,27 +173,35 @@ fn reflect(b: &mut Block, w: &Value, j: &Value, m: &Value, n: &Value) -> Result<
 /// `c` with the reflector H = I - tau (1, v) (1, v)^T applied to its rows from i down, in
 /// its columns i < col < end (within `extent`), as LAPACK 3.12's dlarf1f does: w = c_i + v^T c_below (the
 /// part below first), c_i - tau w and c_below - v (tau w); nothing where tau = 0. v (a
-/// column, read below row i) and tau (rank 0) are tensors. The products go through
-/// memory (an optimization barrier) before they are added: fused into an FMA (as IREE
-/// compiles a multiply feeding an add) they round otherwise than LAPACK's, which leaves
-/// the exact zeros of a rank-deficient matrix as noise that the next reflectors act on.
+/// column, read below row i) and tau (rank 0) are tensors. The products (of w's sums and
+/// of the update) go through memory (an optimization barrier) before they are added:
+/// fused into FMAs (as IREE compiles a multiply feeding an add) they round otherwise than
+/// OpenBLAS's dgemv and dger, and the exact zeros LAPACK leaves in a rank-deficient
+/// matrix become noise that the next reflectors act on (Q's later columns all differ).
 fn apply_reflector(b: &mut Block, c: &Value, v: &Value, tau: &Value, i: &Value, end: &Value) -> Result<Value, String> {
     let element = c.tensor().element;
     let (m, width) = (b.tensor_dim(c, 0), b.tensor_dim(c, 1));
     let (last_row, last_column) = extent(b, c, v, i, end)?;
+    // v_r c_rc, rounded before they are summed (see above: dgemv's products).
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[m.clone(), width.clone()]);
+    let maps = [AffineMap::identity(2), map(2, &[AffineExpr::Dim(0), AffineExpr::Constant(0)]), AffineMap::identity(2)];
+    let terms = b.linalg_generic(&[c.clone(), v.clone()], &[init], &maps, &[IteratorType::Parallel; 2], |g, args| {
+        Ok::<_, String>(vec![g.arith(Arith::MulF, &args[1], &args[0])])
+    })?[0]
+        .clone();
+    let terms = b.optimization_barrier(&terms, &[m.clone(), width.clone()]);
     let init = zeros(b, element, std::slice::from_ref(&width));
     let (c_, r_) = (AffineExpr::Dim(0), AffineExpr::Dim(1));
-    let maps = [map(2, &[r_.clone(), c_.clone()]), map(2, &[r_, AffineExpr::Constant(0)]), map(2, &[]), map(2, &[c_])];
+    let maps = [map(2, &[r_, c_.clone()]), map(2, &[]), map(2, &[c_])];
     let ii = i.clone();
-    let below = b.linalg_generic(&[c.clone(), v.clone(), last_row.clone()], &[init], &maps, &[IteratorType::Parallel, IteratorType::Reduction], |g, args| {
+    let below = b.linalg_generic(&[terms, last_row.clone()], &[init], &maps, &[IteratorType::Parallel, IteratorType::Reduction], |g, args| {
         let r = g.linalg_index(1);
-        let prod = g.arith(Arith::MulF, &args[1], &args[0]);
-        let sum = g.arith(Arith::AddF, &args[3], &prod);
+        let sum = g.arith(Arith::AddF, &args[2], &args[0]);
         let under = g.cmpi(CmpI::Ugt, &r, &ii);
-        let last = g.index_cast(&args[2], ScalarType::Index);
+        let last = g.index_cast(&args[1], ScalarType::Index);
         let inside = g.cmpi(CmpI::Ule, &r, &last);
         let used = g.arith(Arith::AndI, &under, &inside);
-        Ok::<_, String>(vec![g.select(&used, &sum, &args[3])])
+        Ok::<_, String>(vec![g.select(&used, &sum, &args[2])])
     })?[0]
         .clone();
     let row = b.tensor_extract_slice(c, &[IndexArg::Dyn(i.clone()), IndexArg::Const(0)], &[IndexArg::Const(1), IndexArg::Dyn(width.clone())]);
