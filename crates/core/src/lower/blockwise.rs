@@ -144,6 +144,23 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         }
         out_core.push(dims_k);
     }
+    // The core rule's own output dims must be the signature's, or its results would not
+    // fit the buffers (QR's raw mode: PyTensor's signature says H is (n, m), its perform
+    // returns (m, n)): else ValueError before the call.
+    if core_dims.is_none() {
+        core_dims = core_output_dims(cx, b, &graph, &values, &in_tys, &in_dims, batch).ok();
+    }
+    if let Some(core_dims) = &core_dims {
+        for (k, dims_k) in out_core.iter().enumerate() {
+            for (a, (d, _)) in dims_k.iter().enumerate() {
+                // (A dim known only in the kernel cannot be checked before the call.)
+                let own = core_dims.get(k).and_then(|c| c.get(a)).copied().filter(|&own| !cx.is_runtime(own) && !cx.is_runtime(*d));
+                if let Some(own) = own {
+                    cx.require_equal(own, *d, &format!("{name} (its core's output {k} has other dims than its signature's)"));
+                }
+            }
+        }
+    }
     // The core's run-time checks, as its rule adds them in each loop's step.
     let mut raised = Vec::new();
     for (k, &out) in node.outputs.iter().enumerate() {
