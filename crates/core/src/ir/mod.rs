@@ -6,5 +6,5 @@ pub mod ops;
 pub mod scan;
 
 pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};
-pub use ops::{BlockwiseCore, IdxEntry, Op, RavelMode, Reduction, ScalarLoop, ScalarOp};
+pub use ops::{BlockwiseCore, IdxEntry, Op, QrMode, RavelMode, Reduction, ScalarLoop, ScalarOp};
 pub use scan::Scan;

@@ -93,6 +93,10 @@ pub enum Op {
     LUFactor,
     /// `PivotToPermutations`: getrf's pivots as a permutation (`inverse`: its inverse).
     PivotToPermutations { inverse: bool },
+    /// `LU`: scipy's lu, (P, L, U); (p, L, U) with `p_indices`; (P L, U) with `permute_l`.
+    LU { permute_l: bool, p_indices: bool },
+    /// `QR`: geqrf's factorization in `mode` (full, economic, r, raw); `pivoting` (geqp3).
+    QR { mode: QrMode, pivoting: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -157,6 +161,19 @@ pub enum Op {
     /// `Expm`: the matrix exponential of a square matrix.
     Expm,
     // End of the tensor-ops block.
+}
+
+/// What a `QR` returns (PyTensor's modes; "complete" and "reduced" are full and economic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QrMode {
+    /// Q (m x m), R (m x n).
+    Full,
+    /// Q (m x k), R (k x n), k = min(m, n).
+    Economic,
+    /// R (m x n) alone.
+    R,
+    /// geqrf's own (H, tau, R): the reflectors below R, their factors, R (k x n).
+    Raw,
 }
 
 /// How `RavelMultiIndex` treats a coordinate outside its dim (numpy's `mode`).
@@ -650,6 +667,17 @@ impl Op {
             "MatrixInverse" => Ok(Op::MatrixInverse),
             "LUFactor" => Ok(Op::LUFactor),
             "PivotToPermutations" => Ok(Op::PivotToPermutations { inverse: prop_bool(op, "inverse")? }),
+            "LU" => Ok(Op::LU { permute_l: prop_bool(op, "permute_l")?, p_indices: prop_bool(op, "p_indices")? }),
+            "QR" => {
+                let mode = match prop_str(op, "mode")?.as_str() {
+                    "full" => QrMode::Full,
+                    "economic" => QrMode::Economic,
+                    "r" => QrMode::R,
+                    "raw" => QrMode::Raw,
+                    other => return Err(format!("QR mode {other:?}")),
+                };
+                Ok(Op::QR { mode, pivoting: prop_bool(op, "pivoting")? })
+            }
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -813,7 +841,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "BatchedDot", "Blockwise",
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
-    "PivotToPermutations",
+    "PivotToPermutations", "LU", "QR",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

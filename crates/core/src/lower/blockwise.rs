@@ -98,6 +98,17 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             }
         }
     }
+    // A core dim named twice among the inputs (LU's "(m,m)") sizes the outputs by its
+    // first occurrence, so the others must agree (ValueError before the call; PyTensor's
+    // perform gives a non-square LU's rectangular factors, outside its signature).
+    for (i, sig) in sig_in.iter().enumerate() {
+        for (a, letter) in sig.iter().enumerate() {
+            let first = sig_in.iter().enumerate().find_map(|(i0, s0)| s0.iter().position(|l| l == letter).map(|a0| (i0, a0)));
+            if let Some((i0, a0)) = first.filter(|&(i0, a0)| (i0, a0) != (i, a)) {
+                cx.require_equal(in_dims[i0][batch + a0], in_dims[i][batch + a], &format!("{name} (core dims named {letter} differ)"));
+            }
+        }
+    }
     // A core dim by its name: the first input that has it.
     let named = |b: &mut Block, letter: &str| -> Result<(Dim, Value), String> {
         for (i, sig) in sig_in.iter().enumerate() {
@@ -139,6 +150,23 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             dims_k.push((d, v));
         }
         out_core.push(dims_k);
+    }
+    // The core rule's own output dims must be the signature's, or its results would not
+    // fit the buffers (QR's raw mode: PyTensor's signature says H is (n, m), its perform
+    // returns (m, n)): else ValueError before the call.
+    if core_dims.is_none() {
+        core_dims = core_output_dims(cx, b, &graph, &values, &in_tys, &in_dims, batch).ok();
+    }
+    if let Some(core_dims) = &core_dims {
+        for (k, dims_k) in out_core.iter().enumerate() {
+            for (a, (d, _)) in dims_k.iter().enumerate() {
+                // (A dim known only in the kernel cannot be checked before the call.)
+                let own = core_dims.get(k).and_then(|c| c.get(a)).copied().filter(|&own| !cx.is_runtime(own) && !cx.is_runtime(*d));
+                if let Some(own) = own {
+                    cx.require_equal(own, *d, &format!("{name} (its core's output {k} has other dims than its signature's)"));
+                }
+            }
+        }
     }
     // The core's run-time checks, as its rule adds them in each loop's step.
     let mut raised = Vec::new();

@@ -25,6 +25,7 @@
 //! reads is read. A matrix that is not square, or a right-hand side of another length,
 //! raises `ValueError` before the call, as PyTensor's `perform` does.
 
+use super::shapes::DimExpr;
 use super::{elemwise, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{Node, TensorType as IrType, VarId};
@@ -71,7 +72,7 @@ pub(super) fn zeros(b: &mut Block, element: ScalarType, sizes: &[Value]) -> Valu
     b.linalg_fill(&zero, &empty)
 }
 
-fn map(dims: usize, results: &[AffineExpr]) -> AffineMap {
+pub(super) fn map(dims: usize, results: &[AffineExpr]) -> AffineMap {
     AffineMap { dims, results: results.to_vec() }
 }
 
@@ -372,28 +373,40 @@ fn pivot(b: &mut Block, w: &Value, j: &Value, m: &Value) -> Result<Value, String
     Ok(r[1].clone())
 }
 
-/// Gaussian elimination with partial pivoting (getrf's choices) of the n x (n + k [+ 1])
-/// matrix `w` = [a | rhs | pivots]: the row operations on a's and rhs's columns, so the
-/// last k become the permuted and eliminated right-hand sides, U left in the upper n x n
-/// triangle and the multipliers below it. With `pivots`, w's last column records at row
-/// j the row swapped with row j (getrf's pivot, as a float: exact below 2^24 rows), and
-/// is not transformed. A zero pivot leaves its column as it is (getrf goes on; U is
-/// singular). One loop-carried tensor: IREE 3.13 returned wrong buffers for the second
-/// result of an scf.for carrying two (LUFactor's pivots read as LU's bits).
-fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, n: &Value, pivots: bool) -> Result<Value, String> {
+/// What `eliminate` keeps in w's last column.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LastColumn {
+    /// Eliminated as the others are (a right-hand side).
+    Eliminated,
+    /// Records at row j the row swapped with row j (getrf's pivot).
+    Pivots,
+    /// Swapped with the rows, not eliminated: started as the row numbers, it ends as the
+    /// permutation (row i of the result is the input's row `perm[i]`).
+    Rows,
+}
+
+/// Gaussian elimination with partial pivoting (getrf's choices) of the rows x (n + k [+ 1])
+/// matrix `w` = [a | rhs | last column], over the first `steps` columns (min(rows, n)):
+/// the row operations on a's and rhs's columns, so the last k become the permuted and
+/// eliminated right-hand sides, U left in the upper triangle and the multipliers below
+/// it. The last column is kept as `last` says (its numbers as floats: exact below 2^24
+/// rows). A zero pivot leaves its column as it is (getrf goes on; U is singular). One
+/// loop-carried tensor: IREE 3.13 returned wrong buffers for the second result of an
+/// scf.for carrying two (LUFactor's pivots read as LU's bits).
+fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value, steps: &Value, last: LastColumn) -> Result<Value, String> {
     let width = b.tensor_dim(w, 1);
     let w = cx.loop_start(b, w)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
-    let n = n.clone();
-    let r = b.scf_for(&first, &n, &step, std::slice::from_ref(&w), |body, j, args| {
-        Ok::<_, String>(vec![elimination_step(body, &args[0], j, &n, &width, pivots)?])
+    let rows = rows.clone();
+    let r = b.scf_for(&first, steps, &step, std::slice::from_ref(&w), |body, j, args| {
+        Ok::<_, String>(vec![elimination_step(body, &args[0], j, &rows, &width, last)?])
     })?;
     Ok(r[0].clone())
 }
 
 /// One column of `eliminate`: rows j and p = j + (pivot offset) swapped, then row r > j
 /// less m_r times the pivot row (m_r = w_rj / w_pj, stored in column j).
-fn elimination_step(b: &mut Block, w: &Value, j: &Value, n: &Value, width: &Value, pivots: bool) -> Result<Value, String> {
+fn elimination_step(b: &mut Block, w: &Value, j: &Value, n: &Value, width: &Value, last_column: LastColumn) -> Result<Value, String> {
     let element = w.tensor().element;
     let m = b.arith(Arith::SubI, n, j);
     let offset = pivot(b, w, j, &m)?;
@@ -450,11 +463,13 @@ fn elimination_step(b: &mut Block, w: &Value, j: &Value, n: &Value, width: &Valu
         let lower_part = g.select(&at, &stored, &v);
         let lower_part = g.select(&right, &eliminated, &lower_part);
         let value = g.select(&below, &lower_part, &v);
-        if !pivots {
-            return Ok::<_, String>(vec![value]);
+        let is_record = g.cmpi(CmpI::Eq, &c, &last);
+        match last_column {
+            LastColumn::Eliminated => return Ok::<_, String>(vec![value]),
+            LastColumn::Rows => return Ok(vec![g.select(&is_record, &v, &value)]),
+            LastColumn::Pivots => {}
         }
         // The pivot column: p at row j, the rest kept in place.
-        let is_record = g.cmpi(CmpI::Eq, &c, &last);
         let kept = g.tensor_extract(&ww, &[r.clone(), c]);
         let p_int = g.index_cast(&p, ScalarType::I64);
         let p_value = g.cast(Cast::SIToFP, &p_int, element);
@@ -510,7 +525,7 @@ pub(super) fn lu_solve(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value) 
     let n = b.tensor_dim(a, 0);
     let k = b.tensor_dim(rhs, 1);
     let w = augmented(b, a, Some(rhs), false);
-    let w = eliminate(cx, b, &w, &n, false)?;
+    let w = eliminate(cx, b, &w, &n, &n, LastColumn::Eliminated)?;
     let zero = IndexArg::Const(0);
     let u = b.tensor_extract_slice(&w, &[zero.clone(), zero.clone()], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
     let y = b.tensor_extract_slice(&w, &[zero, IndexArg::Dyn(n.clone())], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(k)]);
@@ -645,7 +660,7 @@ pub fn det(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let a = square_operand(cx, b, node, out, "Det", ErrorKind::Value)?;
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
-    let w = eliminate(cx, b, &w, &n, true)?;
+    let w = eliminate(cx, b, &w, &n, &n, LastColumn::Pivots)?;
     let r = diagonal_folds(b, &w, &n, &[1.0], |g, acc, u, swapped| {
         let p = g.arith(Arith::MulF, acc, u);
         vec![flip(g, &p, swapped)]
@@ -665,7 +680,7 @@ pub fn slogdet(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Strin
     }
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
-    let w = eliminate(cx, b, &w, &n, true)?;
+    let w = eliminate(cx, b, &w, &n, &n, LastColumn::Pivots)?;
     let r = diagonal_folds(b, &w, &n, &[1.0, 0.0], |g, acc, u, swapped| {
         let (one, zero) = (g.constant_f64(1.0, u.scalar()), g.constant_f64(0.0, u.scalar()));
         let signed_one = g.copysign(&one, u);
@@ -717,7 +732,7 @@ pub fn lu_factor(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Str
     let a = square_operand(cx, b, node, lu_out, "LUFactor", ErrorKind::Value)?;
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
-    let w = eliminate(cx, b, &w, &n, true)?;
+    let w = eliminate(cx, b, &w, &n, &n, LastColumn::Pivots)?;
     let pivots = recorded_pivots(b, &w, &n)?;
     let zero = IndexArg::Const(0);
     let lu = b.tensor_extract_slice(&w, &[zero.clone(), zero], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
@@ -729,6 +744,129 @@ pub fn lu_factor(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Str
     let d = cx.dims(node.inputs[0]);
     define(cx, b, lu_out, &lu, d.clone());
     define(cx, b, piv_out, &pivots, vec![d[0]]);
+    Ok(())
+}
+
+/// Whether any element of the matrix `m` is NaN or infinite (a rank-0 `i8`, 1 where so).
+fn any_not_finite(b: &mut Block, m: &Value) -> Result<Value, String> {
+    let none = b.constant_int(0, ScalarType::I8);
+    let flag = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+    let init = b.linalg_fill(&none, &flag);
+    let maps = [AffineMap::identity(2), map(2, &[])];
+    let r = b.linalg_generic(&[m.clone()], &[init], &maps, &[IteratorType::Reduction; 2], |g, args| {
+        let size = g.math(MathUnary::AbsF, &args[0]);
+        let inf = g.constant_f64(f64::INFINITY, size.scalar());
+        // Not below infinity: NaN or infinite.
+        let finite = g.cmpf(CmpF::Olt, &size, &inf);
+        let (no, yes) = (g.constant_int(0, ScalarType::I8), g.constant_int(1, ScalarType::I8));
+        let flag = g.select(&finite, &no, &yes);
+        Ok::<_, String>(vec![g.arith(Arith::OrI, &flag, &args[1])])
+    })?;
+    Ok(r[0].clone())
+}
+
+/// `LU(permute_l, p_indices)`: scipy's lu of an m x n matrix, A = P L U: P (m x m) the
+/// permutation, L (m x k, k = min(m, n)) unit lower triangular, U (k x n); with
+/// `p_indices` p (m, int32) with A = L[p] U in place of P; with `permute_l` (P L, U).
+/// getrf's elimination (`eliminate`), its row swaps followed by a column of row numbers.
+/// NaN or infinity in the input raises ValueError, as scipy's check_finite does.
+pub fn lu(cx: &mut Context, b: &mut Block, node: &Node, permute_l: bool, p_indices: bool) -> Result<(), String> {
+    let x_var = node.inputs[0];
+    if cx.graph.ty(x_var).ndim() != 2 {
+        return Err("LU of a tensor that is not a matrix".into());
+    }
+    let (l_out, u_out) = if permute_l { (node.outputs[0], node.outputs[1]) } else { (node.outputs[1], node.outputs[2]) };
+    let element = working_type(cx.graph.ty(l_out), "LU")?;
+    let p_out = (!permute_l).then(|| node.outputs[0]);
+    if p_indices && cx.graph.ty(node.outputs[0]).dtype != DType::Int32 {
+        return Err("LU with p_indices that are not int32".into());
+    }
+    let a = operand(cx, b, x_var, cx.graph.ty(l_out).dtype)?;
+    let not_finite = any_not_finite(b, &a)?;
+    cx.add_check(not_finite, super::RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let k = b.arith(Arith::MinUI, &m, &n);
+    let one = b.constant_index(1);
+    let width = b.arith(Arith::AddI, &n, &one);
+    let numbers_init = b.tensor_empty(TensorType::new(vec![None, Some(1)], element), std::slice::from_ref(&m));
+    let numbers = b.linalg_generic(&[], &[numbers_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let r = g.linalg_index(0);
+        let r = g.index_cast(&r, ScalarType::I64);
+        Ok::<_, String>(vec![g.cast(Cast::SIToFP, &r, element)])
+    })?[0]
+        .clone();
+    let zero = IndexArg::Const(0);
+    let w = zeros(b, element, &[m.clone(), width]);
+    let w = b.tensor_insert_slice(&a, &w, &[zero.clone(), zero.clone()]);
+    let w = b.tensor_insert_slice(&numbers, &w, &[zero.clone(), IndexArg::Dyn(n.clone())]);
+    let w = eliminate(cx, b, &w, &m, &k, LastColumn::Rows)?;
+    let perm = b.tensor_extract_slice(&w, &[zero.clone(), IndexArg::Dyn(n.clone())], &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)]);
+    let d = cx.dims(x_var);
+    let dk = cx.derived(DimExpr::Min(vec![d[0], d[1]]));
+    // p = perm's inverse: p[r] is the i with perm[i] = r (A[r] = (L U)[p[r]]).
+    let e = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&m));
+    let nothing = b.constant_int(0, ScalarType::I64);
+    let e = b.linalg_fill(&nothing, &e);
+    let maps = [map(2, &[AffineExpr::Dim(1), AffineExpr::Constant(0)]), map(2, &[AffineExpr::Dim(0)])];
+    let inverse = b.linalg_generic(std::slice::from_ref(&perm), &[e], &maps, &[IteratorType::Parallel, IteratorType::Reduction], |g, args| {
+        let (r, i) = (g.linalg_index(0), g.linalg_index(1));
+        let r = g.index_cast(&r, ScalarType::I64);
+        let r = g.cast(Cast::SIToFP, &r, element);
+        let here = g.cmpf(CmpF::Oeq, &args[0], &r);
+        let i = g.index_cast(&i, ScalarType::I64);
+        let nothing = g.constant_int(0, ScalarType::I64);
+        let add = g.select(&here, &i, &nothing);
+        Ok::<_, String>(vec![g.arith(Arith::AddI, &args[1], &add)])
+    })?[0]
+        .clone();
+    // L (m x k), rows permuted by p where `permute_l` (P L's row r is L's row p[r]).
+    let l_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[m.clone(), k.clone()]);
+    let ww = w.clone();
+    let l = b.linalg_generic(std::slice::from_ref(&inverse), &[l_init], &[map(2, &[AffineExpr::Dim(0)]), AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, args| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let r = if permute_l { g.index_cast(&args[0], ScalarType::Index) } else { r };
+        let v = g.tensor_extract(&ww, &[r.clone(), c.clone()]);
+        let (one, zero) = (g.constant_f64(1.0, element), g.constant_f64(0.0, element));
+        let (below, on) = (g.cmpi(CmpI::Ugt, &r, &c), g.cmpi(CmpI::Eq, &r, &c));
+        let above = g.select(&on, &one, &zero);
+        Ok::<_, String>(vec![g.select(&below, &v, &above)])
+    })?[0]
+        .clone();
+    define(cx, b, l_out, &l, vec![d[0], dk]);
+    let u_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[k.clone(), n.clone()]);
+    let u = b.linalg_generic(&[], &[u_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let v = g.tensor_extract(&w, &[r.clone(), c.clone()]);
+        let zero = g.constant_f64(0.0, element);
+        let upper = g.cmpi(CmpI::Ule, &r, &c);
+        Ok::<_, String>(vec![g.select(&upper, &v, &zero)])
+    })?[0]
+        .clone();
+    define(cx, b, u_out, &u, vec![dk, d[1]]);
+    let Some(p_out) = p_out else { return Ok(()) };
+    if p_indices {
+        let e = b.tensor_empty(TensorType::new(vec![None], ScalarType::I32), std::slice::from_ref(&m));
+        let p = b.linalg_generic(std::slice::from_ref(&inverse), &[e], &[AffineMap::identity(1), AffineMap::identity(1)], &[IteratorType::Parallel], |g, args| {
+            Ok::<_, String>(vec![g.cast(Cast::TruncI, &args[0], ScalarType::I32)])
+        })?[0]
+            .clone();
+        define(cx, b, p_out, &p, vec![d[0]]);
+        return Ok(());
+    }
+    // P[r, c] = 1 where perm[c] = r.
+    let p_element = working_type(cx.graph.ty(p_out), "LU")?;
+    let init = b.tensor_empty(TensorType::new(vec![None, None], p_element), &[m.clone(), m]);
+    let maps = [map(2, &[AffineExpr::Dim(1), AffineExpr::Constant(0)]), AffineMap::identity(2)];
+    let p = b.linalg_generic(std::slice::from_ref(&perm), &[init], &maps, &[IteratorType::Parallel; 2], |g, args| {
+        let r = g.linalg_index(0);
+        let r = g.index_cast(&r, ScalarType::I64);
+        let r = g.cast(Cast::SIToFP, &r, element);
+        let here = g.cmpf(CmpF::Oeq, &args[0], &r);
+        let (one, zero) = (g.constant_f64(1.0, p_element), g.constant_f64(0.0, p_element));
+        Ok::<_, String>(vec![g.select(&here, &one, &zero)])
+    })?[0]
+        .clone();
+    define(cx, b, p_out, &p, vec![d[0], d[0]]);
     Ok(())
 }
 

@@ -20,6 +20,7 @@ mod cumulative;
 mod inner;
 mod linalg;
 mod nonzero;
+mod qr;
 mod unique;
 mod permute;
 mod pad;
@@ -699,6 +700,8 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::MatrixInverse => linalg::matrix_inverse(cx, b, node),
         Op::LUFactor => linalg::lu_factor(cx, b, node),
         Op::PivotToPermutations { inverse } => linalg::pivot_to_permutations(cx, b, node, *inverse),
+        Op::LU { permute_l, p_indices } => linalg::lu(cx, b, node, *permute_l, *p_indices),
+        Op::QR { mode, pivoting } => qr::qr(cx, b, node, *mode, *pivoting),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),
