@@ -696,6 +696,18 @@ pub fn slogdet(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Strin
     Ok(())
 }
 
+/// The `rows` x `cols` identity matrix (ones on the main diagonal) of float `element`.
+pub(super) fn identity(b: &mut Block, element: ScalarType, rows: &Value, cols: &Value) -> Result<Value, String> {
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), cols.clone()]);
+    Ok(b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let on = g.cmpi(CmpI::Eq, &r, &c);
+        let (one, zero) = (g.constant_f64(1.0, element), g.constant_f64(0.0, element));
+        Ok::<_, String>(vec![g.select(&on, &one, &zero)])
+    })?[0]
+        .clone())
+}
+
 /// `MatrixInverse`: a x = I by elimination; a singular matrix (an exact zero pivot)
 /// raises numpy's LinAlgError("Singular matrix") after the call, as np.linalg.inv does.
 pub fn matrix_inverse(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
@@ -704,14 +716,7 @@ pub fn matrix_inverse(cx: &mut Context, b: &mut Block, node: &Node) -> Result<()
     let a = square_operand(cx, b, node, out, "MatrixInverse", linalg_error)?;
     let n = b.tensor_dim(&a, 0);
     let element = a.tensor().element;
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
-    let eye = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
-        let on = g.cmpi(CmpI::Eq, &r, &c);
-        let (one, zero) = (g.constant_f64(1.0, element), g.constant_f64(0.0, element));
-        Ok::<_, String>(vec![g.select(&on, &one, &zero)])
-    })?[0]
-        .clone();
+    let eye = identity(b, element, &n, &n)?;
     let (x, singular) = lu_solve(cx, b, &a, &eye)?;
     cx.add_check(singular, super::RuntimeCheck { kind: linalg_error, message: "Singular matrix".into() });
     let dims = cx.dims(node.inputs[0]);

@@ -14,7 +14,7 @@
 //! does) so that neither huge nor tiny columns overflow or underflow; dlarfg's rescaling
 //! of columns whose norm is below the smallest normal number is not done.
 
-use super::linalg::{define, map, operand, working_type, zeros};
+use super::linalg::{define, identity, map, operand, working_type, zeros};
 use super::shapes::DimExpr;
 use super::Context;
 use crate::ir::{Node, QrMode};
@@ -361,14 +361,7 @@ fn upper(b: &mut Block, w: &Value, rows: &Value, n: &Value, element: ScalarType)
 /// column i set to H_i's (1 - tau_i at row i, -tau_i v_r below, zeros above).
 fn accumulate(cx: &mut Context, b: &mut Block, w: &Value, m: &Value, n: &Value, k: &Value, columns: &Value) -> Result<Value, String> {
     let element = w.tensor().element;
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[m.clone(), columns.clone()]);
-    let eye = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
-        let on = g.cmpi(CmpI::Eq, &r, &c);
-        let (one, zero) = (g.constant_f64(1.0, element), g.constant_f64(0.0, element));
-        Ok::<_, String>(vec![g.select(&on, &one, &zero)])
-    })?[0]
-        .clone();
+    let eye = identity(b, element, m, columns)?;
     let start = cx.loop_start(b, &eye)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     let (w, m, n, k, columns) = (w.clone(), m.clone(), n.clone(), k.clone(), columns.clone());
