@@ -52,7 +52,7 @@
 //!   A nan argument gives nan.
 
 use super::bessel_debye::debye_j;
-use super::bessel_real::{dd_add, is_integer, is_odd, regular_lanes, sigma, sin_cos_pi, temme_gammas};
+use super::bessel_real::{dd_add, sigma, sin_cos_pi, temme_gammas, RealOrder};
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
 use super::{PerType, F};
@@ -963,21 +963,11 @@ fn j_mu_series(f: &mut F, mu: &Value, x: &Value) -> Value {
 pub fn jv(b: &mut Block, v: &Value, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
-    let inf = f.c(f64::INFINITY);
-    let nan = f.c(f64::NAN);
-    let n = f.abs(v);
-    let a = f.abs(x);
-    let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
-    let v_int = is_integer(f, v);
-    let negative_v = f.cmp(CmpF::Olt, v, &zero);
-    let not_int = f.not(&v_int);
-    let use_reflection = f.and(&negative_v, &not_int);
-    let want_y = f.and(&use_reflection, &regular);
-    let (j, y, ok, j_neg_tiny, tiny_neg) = jy(f, &n_r, &a_r, &want_y);
+    let o = RealOrder::new(f, v, x);
+    let want_y = f.and(&o.use_reflection, &o.regular);
+    let (j, y, ok, j_neg_tiny, tiny_neg) = jy(f, &o.n_r, &o.a_r, &want_y);
     // J_-n = cos(n pi) J_n - sin(n pi) Y_n.
-    let (s, c) = sin_cos_pi(f, &n_r);
+    let (s, c) = sin_cos_pi(f, &o.n_r);
     let sy = f.mul(&s, &y);
     let unscale = f.k(Y_UNSCALE);
     let sy = f.mul(&sy, &unscale);
@@ -985,40 +975,7 @@ pub fn jv(b: &mut Block, v: &Value, x: &Value) -> Value {
     let reflected = f.fma(&c, &j, &minus);
     // (Below TINY_X and in Hankel's region, J_-n directly.)
     let reflected = f.sel(&tiny_neg, &j_neg_tiny, &reflected);
-    let r = f.sel(&use_reflection, &reflected, &j);
-    let ok = f.and(&ok, &regular);
-    let r = f.sel(&ok, &r, &nan);
-    // x = 0: 1 at v = 0; 0 for v > 0 or an integer; else +-inf by the sign of 1/Gamma(1 + v)
-    // (+ where floor(v) is odd).
-    let v_zero = f.cmp(CmpF::Oeq, v, &zero);
-    let fl = f.floor(v);
-    let fl_odd = is_odd(f, &fl);
-    let minus_inf = f.c(f64::NEG_INFINITY);
-    let pole = f.sel(&fl_odd, &inf, &minus_inf);
-    let at_zero = f.sel(&use_reflection, &pole, &zero);
-    let at_zero = f.sel(&v_zero, &one, &at_zero);
-    let x_zero = f.cmp(CmpF::Oeq, x, &zero);
-    let r = f.sel(&x_zero, &at_zero, &r);
-    // x = +-inf (v finite) and v = +inf (x finite): 0.
-    let x_inf = f.not(&a_fin);
-    let x_inf = f.and(&x_inf, &regular_n);
-    let v_inf = f.cmp(CmpF::Oeq, v, &inf);
-    let v_inf = f.and(&v_inf, &a_fin);
-    let to_zero = f.or(&x_inf, &v_inf);
-    let r = f.sel(&to_zero, &zero, &r);
+    let r = f.sel(&o.use_reflection, &reflected, &j);
     // Integer orders: (-1)^v for x < 0 and for v < 0 (the two together cancel).
-    let x_neg = f.cmp(CmpF::Olt, x, &zero);
-    let odd = is_odd(f, v);
-    let odd = f.and(&odd, &v_int);
-    let flips = f.b.arith(Arith::XOrI, &x_neg, &negative_v);
-    let flip = f.and(&flips, &odd);
-    let minus_r = f.neg(&r);
-    let r = f.sel(&flip, &minus_r, &r);
-    // x < 0 with a non-integer order, and v = -inf: nan (so too nan arguments).
-    let bad_x = f.and(&x_neg, &not_int);
-    let v_minus_inf = f.cmp(CmpF::Oeq, v, &minus_inf);
-    let bad = f.or(&bad_x, &v_minus_inf);
-    let r = f.sel(&bad, &nan, &r);
-    let r = f.keep_nan(v, &r);
-    f.keep_nan(x, &r)
+    o.special_values(f, v, x, &r, &ok, Some(&o.negative_v))
 }

@@ -974,70 +974,103 @@ pub(super) fn regular_lanes(f: &mut F, n: &Value, y: &Value) -> (Value, Value, V
     (regular, n_fin, y_fin, n_r, y_r)
 }
 
+/// What J_v and I_v of real orders share about their arguments: |v| and |x|, the lanes
+/// their algorithms run on (see [`regular_lanes`]), and whether a negative order is
+/// reflected (a non-integer one: J_-n = (-1)^n J_n and I_-n = I_n need no reflection).
+pub(super) struct RealOrder {
+    pub regular: Value,
+    regular_n: Value,
+    a_fin: Value,
+    pub n_r: Value,
+    pub a_r: Value,
+    v_int: Value,
+    pub negative_v: Value,
+    not_int: Value,
+    pub use_reflection: Value,
+}
+
+impl RealOrder {
+    pub(super) fn new(f: &mut F, v: &Value, x: &Value) -> Self {
+        let zero = f.c(0.0);
+        let n = f.abs(v);
+        let a = f.abs(x);
+        let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
+        let v_int = is_integer(f, v);
+        let negative_v = f.cmp(CmpF::Olt, v, &zero);
+        let not_int = f.not(&v_int);
+        let use_reflection = f.and(&negative_v, &not_int);
+        RealOrder { regular, regular_n, a_fin, n_r, a_r, v_int, negative_v, not_int, use_reflection }
+    }
+
+    /// `r` (valid where `ok`) with the values at the arguments the algorithms do not
+    /// take: x = 0, infinite x or v, negative x (the sign (-1)^v for an integer v,
+    /// flipped once more where `flip` holds; nan for other orders), nan.
+    pub(super) fn special_values(&self, f: &mut F, v: &Value, x: &Value, r: &Value, ok: &Value, flip: Option<&Value>) -> Value {
+        let (zero, one) = (f.c(0.0), f.c(1.0));
+        let (inf, nan) = (f.c(f64::INFINITY), f.c(f64::NAN));
+        let ok = f.and(ok, &self.regular);
+        let r = f.sel(&ok, r, &nan);
+        // x = 0: 1 at v = 0; 0 for v > 0 or an integer; else +-inf by the sign of
+        // 1/Gamma(1 + v) (+ where floor(v) is odd).
+        let v_zero = f.cmp(CmpF::Oeq, v, &zero);
+        let fl = f.floor(v);
+        let fl_odd = is_odd(f, &fl);
+        let minus_inf = f.c(f64::NEG_INFINITY);
+        let pole = f.sel(&fl_odd, &inf, &minus_inf);
+        let at_zero = f.sel(&self.use_reflection, &pole, &zero);
+        let at_zero = f.sel(&v_zero, &one, &at_zero);
+        let x_zero = f.cmp(CmpF::Oeq, x, &zero);
+        let r = f.sel(&x_zero, &at_zero, &r);
+        // x = +-inf (v finite) and v = +inf (x finite): 0.
+        let x_inf = f.not(&self.a_fin);
+        let x_inf = f.and(&x_inf, &self.regular_n);
+        let v_inf = f.cmp(CmpF::Oeq, v, &inf);
+        let v_inf = f.and(&v_inf, &self.a_fin);
+        let to_zero = f.or(&x_inf, &v_inf);
+        let r = f.sel(&to_zero, &zero, &r);
+        // x < 0 with an integer order: (-1)^v.
+        let x_neg = f.cmp(CmpF::Olt, x, &zero);
+        let odd = is_odd(f, v);
+        let odd = f.and(&odd, &self.v_int);
+        let flips = match flip {
+            Some(c) => f.b.arith(Arith::XOrI, &x_neg, c),
+            None => x_neg.clone(),
+        };
+        let flip = f.and(&flips, &odd);
+        let minus_r = f.neg(&r);
+        let r = f.sel(&flip, &minus_r, &r);
+        // x < 0 with a non-integer order, and v = -inf: nan (so too nan arguments).
+        let bad_x = f.and(&x_neg, &self.not_int);
+        let v_minus_inf = f.cmp(CmpF::Oeq, v, &minus_inf);
+        let bad = f.or(&bad_x, &v_minus_inf);
+        let r = f.sel(&bad, &nan, &r);
+        let r = f.keep_nan(v, &r);
+        f.keep_nan(x, &r)
+    }
+}
+
 /// `ive(v, x) = exp(-|x|) I_v(x)`.
 pub fn ive(b: &mut Block, v: &Value, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let f = &mut f;
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
     let two = f.c(2.0);
-    let inf = f.c(f64::INFINITY);
-    let nan = f.c(f64::NAN);
-    let n = f.abs(v);
-    let a = f.abs(x);
-    let (regular, regular_n, a_fin, n_r, a_r) = regular_lanes(f, &n, &a);
-    let v_int = is_integer(f, v);
-    let negative_v = f.cmp(CmpF::Olt, v, &zero);
-    let not_int = f.not(&v_int);
-    let use_reflection = f.and(&negative_v, &not_int);
+    let o = RealOrder::new(f, v, x);
     // (Only the reflection needs K.)
-    let i_only = f.not(&use_reflection);
-    let parts = ik(f, &n_r, &a_r, true, Some(&i_only));
+    let i_only = f.not(&o.use_reflection);
+    let parts = ik(f, &o.n_r, &o.a_r, true, Some(&i_only));
     // I_-n = I_n + (2/pi) sin(n pi) K_n: in scaled terms, + (2/pi) sin(n pi) kve e^-2x.
-    let s = sin_pi(f, &n_r);
+    let s = sin_pi(f, &o.n_r);
     let c = f.c(2.0 / std::f64::consts::PI);
     let cs = f.mul(&c, &s);
-    let minus_2a = f.mul(&a_r, &two);
+    let minus_2a = f.mul(&o.a_r, &two);
     let minus_2a = f.neg(&minus_2a);
     let e = f.exp(&minus_2a);
     let ke = f.mul(&parts.k, &e);
     let term = f.mul(&cs, &ke);
     let unscale = f.k(K_UNSCALE);
     let reflected = f.fma(&term, &unscale, &parts.i);
-    let r = f.sel(&use_reflection, &reflected, &parts.i);
-    let ok = f.and(&parts.ok, &regular);
-    let r = f.sel(&ok, &r, &nan);
-    // x = 0: 1 at v = 0; 0 for v > 0 or an integer; else +-inf by the sign of 1/Gamma(1 + v)
-    // (+ where floor(v) is odd).
-    let v_zero = f.cmp(CmpF::Oeq, v, &zero);
-    let fl = f.floor(v);
-    let fl_odd = is_odd(f, &fl);
-    let minus_inf = f.c(f64::NEG_INFINITY);
-    let pole = f.sel(&fl_odd, &inf, &minus_inf);
-    let at_zero = f.sel(&use_reflection, &pole, &zero);
-    let at_zero = f.sel(&v_zero, &one, &at_zero);
-    let x_zero = f.cmp(CmpF::Oeq, x, &zero);
-    let r = f.sel(&x_zero, &at_zero, &r);
-    // x = +-inf (v finite) and v = +inf (x finite): 0.
-    let x_inf = f.not(&a_fin);
-    let x_inf = f.and(&x_inf, &regular_n);
-    let v_inf = f.cmp(CmpF::Oeq, v, &inf);
-    let v_inf = f.and(&v_inf, &a_fin);
-    let to_zero = f.or(&x_inf, &v_inf);
-    let r = f.sel(&to_zero, &zero, &r);
-    // x < 0: (-1)^v for an integer v, else nan (so too v = -inf, and nan arguments).
-    let x_neg = f.cmp(CmpF::Olt, x, &zero);
-    let odd = is_odd(f, v);
-    let odd = f.and(&odd, &v_int);
-    let flip = f.and(&x_neg, &odd);
-    let minus_r = f.neg(&r);
-    let r = f.sel(&flip, &minus_r, &r);
-    let bad_x = f.and(&x_neg, &not_int);
-    let v_minus_inf = f.cmp(CmpF::Oeq, v, &minus_inf);
-    let bad = f.or(&bad_x, &v_minus_inf);
-    let r = f.sel(&bad, &nan, &r);
-    let r = f.keep_nan(v, &r);
-    f.keep_nan(x, &r)
+    let r = f.sel(&o.use_reflection, &reflected, &parts.i);
+    o.special_values(f, v, x, &r, &parts.ok, None)
 }
 
 /// `kve(v, x) = exp(x) K_v(x)`.
