@@ -31,20 +31,10 @@ pub(super) fn inclusive_sum_i64(b: &mut Block, v: &Value) -> Value {
 /// unit (`j` an int64). Inside a kernel body, one search per element.
 pub(super) fn covering_position(body: &mut Block, ends: &Value, len: &Value, j: &Value) -> Value {
     let lo = body.constant_index(0);
-    let found = body.scf_while(
-        &[lo, len.clone()],
-        |c, v| c.cmpi(CmpI::Slt, &v[0], &v[1]),
-        |w, v| {
-            let one = w.constant_index(1);
-            let sum = w.arith(Arith::AddI, &v[0], &v[1]);
-            let mid = w.shrui(&sum, &one);
-            let e = w.tensor_extract(ends, &[mid.clone()]);
-            let le = w.cmpi(CmpI::Sle, &e, j);
-            let mid1 = w.arith(Arith::AddI, &mid, &one);
-            vec![w.select(&le, &mid1, &v[0]), w.select(&le, &v[1], &mid)]
-        },
-    );
-    found[0].clone()
+    super::search::partition_point(body, &lo, len, |w, mid| {
+        let e = w.tensor_extract(ends, &[mid.clone()]);
+        w.cmpi(CmpI::Sle, &e, j)
+    })
 }
 
 /// `CumOp(axis, mode)`: `mode` add or mul along `axis`.

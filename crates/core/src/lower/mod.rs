@@ -26,6 +26,7 @@ mod permute;
 mod pad;
 mod ravel;
 mod sort;
+mod search;
 mod packed;
 mod scan;
 mod ifelse;

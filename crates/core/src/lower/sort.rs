@@ -10,6 +10,7 @@
 //! that is quadratic in its length (measured: 1.1 s for 16,000 float64), and fails to
 //! compile it for dynamic lengths when a result goes unused.
 
+use super::search::partition_point;
 use super::basic::axis_input;
 use super::subtensor::int_to_index;
 use super::{tensor_type, Context, ErrorKind};
@@ -164,27 +165,16 @@ pub(super) fn merge_sort(cx: &mut Context, b: &mut Block, x: &Value, ty: &Tensor
                     let b_first = less(body, bv, a, dtype);
                     body.arith(Arith::XOrI, &b_first, &t)
                 };
-                let found = body.scf_while(
-                    &[lo, hi],
-                    |c, s| c.cmpi(CmpI::Slt, &s[0], &s[1]),
-                    |ww, s| {
-                        let one = ww.constant_index(1);
-                        let sum = ww.arith(Arith::AddI, &s[0], &s[1]);
-                        let mid = ww.shrui(&sum, &one);
-                        let pa = ww.arith(Arith::AddI, &a0, &mid);
-                        let kb = ww.arith(Arith::SubI, &k, &mid);
-                        let kb = ww.arith(Arith::SubI, &kb, &one);
-                        let pb = ww.arith(Arith::AddI, &b0, &kb);
-                        let av = key(ww, &pa);
-                        let bv = key(ww, &pb);
-                        let more_a = before(ww, &av, &bv);
-                        let mid1 = ww.arith(Arith::AddI, &mid, &one);
-                        let lo = ww.select(&more_a, &mid1, &s[0]);
-                        let hi = ww.select(&more_a, &s[1], &mid);
-                        vec![lo, hi]
-                    },
-                );
-                let i = found[0].clone();
+                let i = partition_point(body, &lo, &hi, |ww, mid| {
+                    let one = ww.constant_index(1);
+                    let pa = ww.arith(Arith::AddI, &a0, mid);
+                    let kb = ww.arith(Arith::SubI, &k, mid);
+                    let kb = ww.arith(Arith::SubI, &kb, &one);
+                    let pb = ww.arith(Arith::AddI, &b0, &kb);
+                    let av = key(ww, &pa);
+                    let bv = key(ww, &pb);
+                    before(ww, &av, &bv)
+                });
                 let j = body.arith(Arith::SubI, &k, &i);
                 let pa = body.arith(Arith::AddI, &a0, &i);
                 let pb = body.arith(Arith::AddI, &b0, &j);
@@ -255,40 +245,29 @@ pub fn searchsorted(cx: &mut Context, b: &mut Block, node: &Node, right: bool) -
     let r = b.linalg_generic(&[v], &[init], &[AffineMap::identity(rank), AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |body, args| {
         let key = args[0].clone();
         let lo = body.constant_index(0);
-        let found = body.scf_while(
-            &[lo, n.clone()],
-            |c, s| c.cmpi(CmpI::Slt, &s[0], &s[1]),
-            |w, s| {
-                let one = w.constant_index(1);
-                let sum = w.arith(Arith::AddI, &s[0], &s[1]);
-                let mid = w.shrui(&sum, &one);
-                let at = match &sorter {
-                    None => mid.clone(),
-                    Some((st, sdt)) => {
-                        let e = w.tensor_extract(st, &[mid.clone()]);
-                        let i = int_to_index(w, &e, *sdt);
-                        // Clamped: an out-of-range sorter raises after the call.
-                        let zero = w.constant_index(0);
-                        let last = w.arith(Arith::SubI, &n, &one);
-                        let i = w.arith(Arith::MaxSI, &i, &zero);
-                        w.arith(Arith::MinSI, &i, &last)
-                    }
-                };
-                let xm = w.tensor_extract(&x, &[at]);
-                let go_right = if right {
-                    let t = w.constant_int(1, ScalarType::I1);
-                    let before = less(w, &key, &xm, dtype);
-                    w.arith(Arith::XOrI, &before, &t)
-                } else {
-                    less(w, &xm, &key, dtype)
-                };
-                let mid1 = w.arith(Arith::AddI, &mid, &one);
-                let lo = w.select(&go_right, &mid1, &s[0]);
-                let hi = w.select(&go_right, &s[1], &mid);
-                vec![lo, hi]
-            },
-        );
-        Ok::<_, String>(vec![body.index_cast(&found[0], ScalarType::I64)])
+        let found = partition_point(body, &lo, &n, |w, mid| {
+            let at = match &sorter {
+                None => mid.clone(),
+                Some((st, sdt)) => {
+                    let e = w.tensor_extract(st, &[mid.clone()]);
+                    let i = int_to_index(w, &e, *sdt);
+                    // Clamped: an out-of-range sorter raises after the call.
+                    let (zero, one) = (w.constant_index(0), w.constant_index(1));
+                    let last = w.arith(Arith::SubI, &n, &one);
+                    let i = w.arith(Arith::MaxSI, &i, &zero);
+                    w.arith(Arith::MinSI, &i, &last)
+                }
+            };
+            let xm = w.tensor_extract(&x, &[at]);
+            if right {
+                let t = w.constant_int(1, ScalarType::I1);
+                let before = less(w, &key, &xm, dtype);
+                w.arith(Arith::XOrI, &before, &t)
+            } else {
+                less(w, &xm, &key, dtype)
+            }
+        });
+        Ok::<_, String>(vec![body.index_cast(&found, ScalarType::I64)])
     })?;
     let dims = cx.dims(v_var);
     cx.define(out, r[0].clone(), dims);

@@ -120,20 +120,11 @@ pub fn unique(cx: &mut Context, b: &mut Block, node: &Node, index: bool, inverse
         let inv = b.linalg_generic(&[flat.clone()], &[init], &[AffineMap::identity(1), AffineMap::identity(1)], &[IteratorType::Parallel], |body, args| {
             // The number of distinct values that sort before this one.
             let lo = body.constant_index(0);
-            let found = body.scf_while(
-                &[lo, count.clone()],
-                |c, v| c.cmpi(CmpI::Slt, &v[0], &v[1]),
-                |w, v| {
-                    let one = w.constant_index(1);
-                    let sum = w.arith(Arith::AddI, &v[0], &v[1]);
-                    let mid = w.shrui(&sum, &one);
-                    let u = w.tensor_extract(&values, &[mid.clone()]);
-                    let before = sort::less(w, &u, &args[0], dtype);
-                    let mid1 = w.arith(Arith::AddI, &mid, &one);
-                    vec![w.select(&before, &mid1, &v[0]), w.select(&before, &v[1], &mid)]
-                },
-            );
-            Ok::<_, String>(vec![body.index_cast(&found[0], ScalarType::I64)])
+            let found = super::search::partition_point(body, &lo, &count, |w, mid| {
+                let u = w.tensor_extract(&values, &[mid.clone()]);
+                sort::less(w, &u, &args[0], dtype)
+            });
+            Ok::<_, String>(vec![body.index_cast(&found, ScalarType::I64)])
         })?;
         // The input's size.
         let size = match cx.dims(x_var).as_slice() {
