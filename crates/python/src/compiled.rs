@@ -211,7 +211,9 @@ impl CompiledFunction {
             inputs.push(Input::new(py, &arg, &l.inputs[i], self.input_descrs[i].bind(py), &l.input_names[i])?);
         }
         let shapes: Vec<&[usize]> = inputs.iter().map(Input::shape).collect();
-        shapes::check(&l.shape_checks, &shapes, &l.input_names, &l.dim_exprs).map_err(|e| check_failed_in(e.kind, &e.message, &l.exceptions))?;
+        let bytes: Vec<&[u8]> = inputs.iter().map(Input::bytes).collect();
+        let call = shapes::Call { shapes: &shapes, bytes: &bytes };
+        shapes::check(&l.shape_checks, &call, &l.input_names, &l.dim_exprs).map_err(|e| check_failed_in(e.kind, &e.message, &l.exceptions))?;
         let host: Vec<HostInput<'_>> = inputs
             .iter()
             .zip(&l.inputs)

@@ -9,7 +9,7 @@
 
 use super::basic::shape_entry;
 use super::scalar::{self, Scalar};
-use super::shapes::{Dim, DimExpr};
+use super::shapes::{Dim, DimExpr, IntExpr, IntOp};
 use super::subtensor::{self, check, int_to_index, scalar_index};
 use super::{tensor_type, Context, ErrorKind, IntValue};
 use crate::dtype::DType;
@@ -161,6 +161,17 @@ pub fn arange(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
             let n = if st > 0 { (e - s + st - 1).div_euclid(st) } else { (s - e - st - 1).div_euclid(-st) };
             Dim::Static(n.max(0) as u64)
         }
+        // Bounds known before the call (integer arguments, dims): max(0, ceil((e - s) / st)),
+        // as -((s - e) // st) with floor division for either sign of the step (invalid
+        // for a zero step, which fails the checks before the call).
+        _ if dtype.is_int() => match (cx.int_expr(start), cx.int_expr(stop), cx.int_expr(step)) {
+            (Some(s), Some(e), Some(st)) => {
+                let bin = |op, a, b| IntExpr::Bin(op, Box::new(a), Box::new(b));
+                let len = IntExpr::Neg(Box::new(bin(IntOp::FloorDiv, bin(IntOp::Sub, s, e), st)));
+                cx.derived(DimExpr::Value(bin(IntOp::Max, len, IntExpr::Const(0))))
+            }
+            _ => cx.runtime_dim(),
+        },
         _ => cx.runtime_dim(),
     };
     let (sizes, dims) = output_sizes(cx, b, &out_ty, vec![dim], vec![len], "ARange");

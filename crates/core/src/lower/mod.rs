@@ -279,7 +279,7 @@ impl<'g> Context<'g> {
         }
         self.dim_exprs.push(expr);
         let d = Dim::Derived(self.dim_exprs.len() - 1);
-        shapes::resolve(d, &[], &self.dim_exprs).map_or(d, Dim::Static)
+        shapes::resolve(d, &shapes::Call::NONE, &self.dim_exprs).map_or(d, Dim::Static)
     }
 
     /// A fresh dim known only inside the kernel.
@@ -302,6 +302,15 @@ impl<'g> Context<'g> {
             return Some(bytes.chunks(size).map(|c| IntValue::Const(shape::constant_int(c, var.ty.dtype))).collect());
         }
         self.int_values[v].clone()
+    }
+
+    /// The value of 0-d integer `v` where it is known before the call (a constant, a dim,
+    /// or computed from those and small integer inputs).
+    pub fn int_expr(&self, v: VarId) -> Option<IntExpr> {
+        match self.int_values(v).as_deref() {
+            Some([known]) => int_expr_of(*known),
+            _ => None,
+        }
     }
 
     /// Records that integer tensor `v` holds `values`.
@@ -733,6 +742,19 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
     }
 }
 
+/// A known element as an expression (`Unknown` has none).
+pub fn int_expr_of(v: IntValue) -> Option<IntExpr> {
+    match v {
+        IntValue::Const(c) => Some(IntExpr::Const(c)),
+        IntValue::Dim(d) => Some(IntExpr::Dim(d)),
+        IntValue::Expr(i) => Some(IntExpr::Value(i)),
+        IntValue::Unknown => None,
+    }
+}
+
+/// Integer inputs of at most this many elements (of static shape) are read before the call.
+const SMALL_INT_INPUT: u64 = 8;
+
 /// Lowers the whole graph, gathering every node that fails rather than stopping at one.
 pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
     let n = graph.variables.len();
@@ -765,6 +787,20 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
             })
             .collect();
         cx.define(v, f.args()[pos].clone(), dims);
+        // A small integer input (a length, a slice bound, a shape vector given as an
+        // argument): its values are read before the call, so the dims computed from them
+        // (`x[:n]`, `arange(n)`, `reshape(x, (n, -1))`) are checked then like any other.
+        let ty = graph.ty(v);
+        let size = ty.shape.iter().try_fold(1u64, |acc, d| d.and_then(|d| acc.checked_mul(d)));
+        if let (true, Some(size @ 1..=SMALL_INT_INPUT)) = (ty.dtype.is_int(), size) {
+            let values = (0..size as usize)
+                .map(|index| match cx.derived(DimExpr::Value(IntExpr::Input { input: pos, index, dtype: ty.dtype })) {
+                    Dim::Derived(i) => IntValue::Expr(i),
+                    d => unreachable!("an input's value resolved without the input: {d:?}"),
+                })
+                .collect();
+            cx.set_int_values(v, values);
+        }
     }
     let mut failures = Vec::new();
     // Variables a refused node would have computed: the nodes that use them are not

@@ -3,8 +3,7 @@
 //! `SpecifyShape`.
 
 use super::scalar::{self, Scalar};
-use super::shapes::Dim;
-use super::shapes::DimExpr;
+use super::shapes::{BoolExpr, Dim, DimExpr, IntExpr, IntOp};
 use super::subtensor;
 use super::{tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
@@ -173,8 +172,7 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
     let known = if rank == 0 {
         Some(vec![])
     } else {
-        // An entry computed from dims may be -1 (fill): only constants and dims count.
-        cx.int_values(s_var).filter(|v| v.len() == rank && v.iter().all(|e| matches!(e, IntValue::Const(_) | IntValue::Dim(_))))
+        cx.int_values(s_var).filter(|v| v.len() == rank && !v.contains(&IntValue::Unknown))
     };
     let shape = cx.value(b, s_var)?;
     let (zero, one) = (b.constant_index(0), b.constant_index(1));
@@ -212,6 +210,28 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
     let mut dims: Vec<Dim>;
     let src;
     match known {
+        Some(known) if known.iter().any(|v| matches!(v, IntValue::Expr(_))) => {
+            // Entries computed before the call (integer arguments), any of which may be
+            // -1: each dim is its entry, or the size over the product of the others.
+            let entries: Vec<IntExpr> = known.iter().map(|v| super::int_expr_of(*v)).collect::<Option<_>>().ok_or("an unknown shape entry")?;
+            let bin = |op, a: IntExpr, b: IntExpr| IntExpr::Bin(op, Box::new(a), Box::new(b));
+            let is_fill = |e: &IntExpr| Box::new(BoolExpr::Eq(e.clone(), IntExpr::Const(-1)));
+            let den = entries
+                .iter()
+                .map(|e| IntExpr::Select(is_fill(e), Box::new(IntExpr::Const(1)), Box::new(e.clone())))
+                .reduce(|a, b| bin(IntOp::Mul, a, b))
+                .unwrap_or(IntExpr::Const(1));
+            let size = cx.derived(DimExpr::Product(x_dims.clone()));
+            // A zero product of the others leaves the fill invalid: numpy raises too.
+            let fill = bin(IntOp::FloorDiv, IntExpr::Dim(size), den);
+            dims = entries
+                .iter()
+                .map(|e| cx.derived(DimExpr::Value(IntExpr::Select(is_fill(e), Box::new(fill.clone()), Box::new(e.clone())))))
+                .collect();
+            let after = cx.derived(DimExpr::Product(dims.clone()));
+            cx.require_equal(size, after, name);
+            src = flat;
+        }
         Some(known) => {
             let mut fill_at = None;
             dims = Vec::with_capacity(rank);

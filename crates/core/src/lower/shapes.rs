@@ -3,7 +3,28 @@
 //! of bounds, so every equality a lowering relies on is checked here first.
 
 use super::ErrorKind;
+use crate::dtype::DType;
 use std::fmt;
+
+/// What the checks before a call read: each input's shape, and its bytes (the values of
+/// the small integer inputs that `IntExpr::Input` names).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Call<'a> {
+    pub shapes: &'a [&'a [usize]],
+    pub bytes: &'a [&'a [u8]],
+}
+
+impl<'a> Call<'a> {
+    /// Nothing known of the inputs: what resolves then depends on no input.
+    pub const NONE: Call<'static> = Call { shapes: &[], bytes: &[] };
+
+    /// Element `index` (C order) of input `input`, a `dtype` integer; `None` if not given.
+    fn int(&self, input: usize, index: usize, dtype: DType) -> Option<i64> {
+        let size = dtype.byte_size();
+        let bytes = self.bytes.get(input)?.get(index * size..(index + 1) * size)?;
+        Some(super::shape::constant_int(bytes, dtype))
+    }
+}
 
 /// A dim as a function of the call's input shapes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +84,9 @@ pub enum IntExpr {
     Dim(Dim),
     /// The `DimExpr::Value` at this index of the table.
     Value(usize),
+    /// Element `index` of graph input `input`, an integer tensor with a few elements (a
+    /// size or a slice bound given as an argument): read from the input before the call.
+    Input { input: usize, index: usize, dtype: DType },
     Bin(IntOp, Box<IntExpr>, Box<IntExpr>),
     Neg(Box<IntExpr>),
     Select(Box<BoolExpr>, Box<IntExpr>, Box<IntExpr>),
@@ -92,19 +116,20 @@ pub enum BoolExpr {
     Not(Box<BoolExpr>),
 }
 
-/// The value of `e` for these input shapes; `None` where it depends on what is not known
-/// before the call, overflows, or divides by zero.
-pub fn value(e: &IntExpr, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<i64> {
+/// The value of `e` for these inputs; `None` where it depends on what is not known before
+/// the call, overflows, or divides by zero.
+pub fn value(e: &IntExpr, call: &Call, exprs: &[DimExpr]) -> Option<i64> {
     match e {
         IntExpr::Const(c) => Some(*c),
-        IntExpr::Dim(d) => resolve(*d, shapes, exprs).and_then(|n| i64::try_from(n).ok()),
+        IntExpr::Input { input, index, dtype } => call.int(*input, *index, *dtype),
+        IntExpr::Dim(d) => resolve(*d, call, exprs).and_then(|n| i64::try_from(n).ok()),
         IntExpr::Value(i) => match &exprs[*i] {
-            DimExpr::Value(inner) => value(inner, shapes, exprs),
+            DimExpr::Value(inner) => value(inner, call, exprs),
             _ => None,
         },
-        IntExpr::Neg(a) => value(a, shapes, exprs)?.checked_neg(),
+        IntExpr::Neg(a) => value(a, call, exprs)?.checked_neg(),
         IntExpr::Bin(op, a, b) => {
-            let (a, b) = (value(a, shapes, exprs)?, value(b, shapes, exprs)?);
+            let (a, b) = (value(a, call, exprs)?, value(b, call, exprs)?);
             match op {
                 IntOp::Add => a.checked_add(b),
                 IntOp::Sub => a.checked_sub(b),
@@ -116,10 +141,10 @@ pub fn value(e: &IntExpr, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<i64>
             }
         }
         IntExpr::Select(c, a, b) => {
-            if truth(c, shapes, exprs)? {
-                value(a, shapes, exprs)
+            if truth(c, call, exprs)? {
+                value(a, call, exprs)
             } else {
-                value(b, shapes, exprs)
+                value(b, call, exprs)
             }
         }
     }
@@ -131,23 +156,23 @@ fn floor_div(a: i64, b: i64) -> Option<i64> {
     Some(if a % b != 0 && ((a < 0) != (b < 0)) { q - 1 } else { q })
 }
 
-fn truth(c: &BoolExpr, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<bool> {
-    let v = |e: &IntExpr| value(e, shapes, exprs);
+fn truth(c: &BoolExpr, call: &Call, exprs: &[DimExpr]) -> Option<bool> {
+    let v = |e: &IntExpr| value(e, call, exprs);
     match c {
         BoolExpr::Const(b) => Some(*b),
         BoolExpr::Lt(a, b) => Some(v(a)? < v(b)?),
         BoolExpr::Le(a, b) => Some(v(a)? <= v(b)?),
         BoolExpr::Eq(a, b) => Some(v(a)? == v(b)?),
-        BoolExpr::And(a, b) => Some(truth(a, shapes, exprs)? && truth(b, shapes, exprs)?),
-        BoolExpr::Or(a, b) => Some(truth(a, shapes, exprs)? || truth(b, shapes, exprs)?),
-        BoolExpr::Not(a) => Some(!truth(a, shapes, exprs)?),
+        BoolExpr::And(a, b) => Some(truth(a, call, exprs)? && truth(b, call, exprs)?),
+        BoolExpr::Or(a, b) => Some(truth(a, call, exprs)? || truth(b, call, exprs)?),
+        BoolExpr::Not(a) => Some(!truth(a, call, exprs)?),
     }
 }
 
 /// Whether `e` depends on values only the kernel knows.
 fn expr_is_runtime(e: &IntExpr, exprs: &[DimExpr]) -> bool {
     match e {
-        IntExpr::Const(_) => false,
+        IntExpr::Const(_) | IntExpr::Input { .. } => false,
         IntExpr::Dim(d) => is_runtime(*d, exprs),
         IntExpr::Value(i) => match &exprs[*i] {
             DimExpr::Value(inner) => expr_is_runtime(inner, exprs),
@@ -210,18 +235,18 @@ impl fmt::Display for ShapeError {
 
 impl std::error::Error for ShapeError {}
 
-/// The value of `d` for these input shapes (`shapes` empty: only dims without inputs);
+/// The value of `d` for these inputs (`Call::NONE`: only dims without inputs);
 /// `None` where it depends on run-time values or inputs not given, or is invalid (a
 /// quotient by zero).
-pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
-    let all = |ds: &[Dim]| ds.iter().map(|&d| resolve(d, shapes, exprs)).collect::<Option<Vec<u64>>>();
+pub fn resolve(d: Dim, call: &Call, exprs: &[DimExpr]) -> Option<u64> {
+    let all = |ds: &[Dim]| ds.iter().map(|&d| resolve(d, call, exprs)).collect::<Option<Vec<u64>>>();
     match d {
         Dim::Static(n) => Some(n),
-        Dim::Input { input, axis } => shapes.get(input).map(|s| s[axis] as u64),
+        Dim::Input { input, axis } => call.shapes.get(input).map(|s| s[axis] as u64),
         Dim::Derived(i) => match &exprs[i] {
             DimExpr::Runtime(_) | DimExpr::Repeated { .. } => None,
             DimExpr::Slice { base, start, stop, step } => {
-                let n = resolve(*base, shapes, exprs)?;
+                let n = resolve(*base, call, exprs)?;
                 Some(slice_len(n as i64, *start, *stop, *step) as u64)
             }
             DimExpr::Sum(ds) => all(ds)?.into_iter().try_fold(0u64, u64::checked_add),
@@ -242,12 +267,12 @@ pub fn resolve(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> Option<u64> {
                 _ => None,
             }),
             // A value used as a dim (an Alloc's size): valid where not negative.
-            DimExpr::Value(e) => value(e, shapes, exprs).and_then(|v| u64::try_from(v).ok()),
+            DimExpr::Value(e) => value(e, call, exprs).and_then(|v| u64::try_from(v).ok()),
             DimExpr::SliceBy { base, start, stop, step } => {
-                let n = i64::try_from(resolve(*base, shapes, exprs)?).ok()?;
+                let n = i64::try_from(resolve(*base, call, exprs)?).ok()?;
                 let bound = |b: &Option<IntExpr>| match b {
                     None => Some(None),
-                    Some(e) => value(e, shapes, exprs).map(Some),
+                    Some(e) => value(e, call, exprs).map(Some),
                 };
                 Some(slice_len(n, bound(start)?, bound(stop)?, *step) as u64)
             }
@@ -290,19 +315,19 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
             DimExpr::Quotient { num, den } => format!("({}) / ({})", list(num, " * "), list(den, " * ")),
             DimExpr::Min(ds) => format!("min({})", list(ds, ", ")),
             DimExpr::Broadcast(ds) => format!("broadcast({})", list(ds, ", ")),
-            DimExpr::Value(_) => "a value computed from shapes".into(),
+            DimExpr::Value(_) => "a value computed from shapes and integer inputs".into(),
             DimExpr::SliceBy { base, step, .. } => {
-                format!("the length of a slice [..:..:{step}] of {} with bounds computed from shapes", describe(*base, names, exprs))
+                format!("the length of a slice [..:..:{step}] of {} with bounds computed from shapes and integer inputs", describe(*base, names, exprs))
             }
         },
     }
 }
 
 /// The sizes a `DimExpr::Broadcast` dim broadcasts, for its error message.
-fn broadcast_sizes(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> String {
+fn broadcast_sizes(d: Dim, call: &Call, exprs: &[DimExpr]) -> String {
     match d {
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Broadcast(ds) => ds.iter().map(|&d| resolve(d, shapes, exprs).map_or("?".into(), |n| n.to_string())).collect::<Vec<_>>().join(" and "),
+            DimExpr::Broadcast(ds) => ds.iter().map(|&d| resolve(d, call, exprs).map_or("?".into(), |n| n.to_string())).collect::<Vec<_>>().join(" and "),
             _ => String::new(),
         },
         _ => String::new(),
@@ -311,16 +336,16 @@ fn broadcast_sizes(d: Dim, shapes: &[&[usize]], exprs: &[DimExpr]) -> String {
 
 /// Runs every check on the call's input shapes (ranks already validated by PyTensor);
 /// `exprs` is the lowering's table of derived dims.
-pub fn check(checks: &[ShapeCheck], shapes: &[&[usize]], names: &[String], exprs: &[DimExpr]) -> Result<(), ShapeError> {
+pub fn check(checks: &[ShapeCheck], call: &Call, names: &[String], exprs: &[DimExpr]) -> Result<(), ShapeError> {
     for c in checks {
-        let (l, r) = (resolve(c.left, shapes, exprs), resolve(c.right, shapes, exprs));
+        let (l, r) = (resolve(c.left, call, exprs), resolve(c.right, call, exprs));
         if l.is_none() || (l != r && !(c.or_one && l == Some(1))) {
             let (left, right) = (describe(c.left, names, exprs), describe(c.right, names, exprs));
-            let show = |v: Option<u64>| v.map_or("invalid (a division by zero)".to_string(), |v| v.to_string());
+            let show = |v: Option<u64>| v.map_or("invalid (negative, or a division by zero)".to_string(), |v| v.to_string());
             let (l, r) = (show(l), show(r));
             let message = match c.kind {
                 // A dim checked for being valid at all: index arrays that do not broadcast.
-                _ if c.left == c.right => format!("shape mismatch in {}: {left} of {}", c.op, broadcast_sizes(c.left, shapes, exprs)),
+                _ if c.left == c.right => format!("shape mismatch in {}: {left} of {}", c.op, broadcast_sizes(c.left, call, exprs)),
                 ErrorKind::Assertion => format!("{}: {left} is {l}, expected {right}", c.op),
                 _ if c.or_one => format!("shape mismatch in {}: {left} is {l}, which broadcasts neither as 1 nor as {right}, {r}", c.op),
                 _ => format!(
@@ -379,19 +404,20 @@ mod tests {
             DimExpr::Runtime(5),
         ];
         let shapes: [&[usize]; 1] = [&[4]];
-        let r = |i| resolve(Dim::Derived(i), &shapes, &exprs);
+        let call = Call { shapes: &shapes, bytes: &[] };
+        let r = |i| resolve(Dim::Derived(i), &call, &exprs);
         assert_eq!((r(0), r(1), r(2), r(3), r(4), r(5)), (Some(3), Some(6), None, Some(6), None, None));
         assert!(is_runtime(Dim::Derived(5), &exprs) && !is_runtime(Dim::Derived(3), &exprs));
         // A check on an invalid dim fails rather than passing.
         let c = ShapeCheck { left: Dim::Derived(4), right: Dim::Derived(4), op: "Reshape".into(), kind: ErrorKind::Value, or_one: false };
-        assert!(check(&[c], &shapes, &["x".into()], &exprs).is_err());
+        assert!(check(&[c], &call, &["x".into()], &exprs).is_err());
     }
 
     #[test]
     fn broadcast_dims_follow_numpy() {
         let (a, b) = (Dim::Input { input: 0, axis: 0 }, Dim::Input { input: 1, axis: 0 });
         let exprs = vec![DimExpr::Broadcast(vec![a, b])];
-        let r = |x: usize, y: usize| resolve(Dim::Derived(0), &[&[x], &[y]], &exprs);
+        let r = |x: usize, y: usize| resolve(Dim::Derived(0), &Call { shapes: &[&[x], &[y]], bytes: &[] }, &exprs);
         assert_eq!((r(1, 3), r(3, 1), r(3, 3), r(1, 1), r(0, 1), r(1, 0), r(0, 0)), (Some(3), Some(3), Some(3), Some(1), Some(0), Some(0), Some(0)));
         assert_eq!((r(2, 3), r(0, 3)), (None, None));
     }
@@ -404,11 +430,11 @@ mod tests {
             for b in [-3i64, -2, -1, 1, 2, 3] {
                 let q = (a as f64 / b as f64).floor() as i64;
                 let e = |op| IntExpr::Bin(op, Box::new(IntExpr::Const(a)), Box::new(IntExpr::Const(b)));
-                assert_eq!(value(&e(IntOp::FloorDiv), &[], &[]), Some(q), "{a} // {b}");
-                assert_eq!(value(&e(IntOp::Mod), &[], &[]), Some(a - b * q), "{a} % {b}");
+                assert_eq!(value(&e(IntOp::FloorDiv), &Call::NONE, &[]), Some(q), "{a} // {b}");
+                assert_eq!(value(&e(IntOp::Mod), &Call::NONE, &[]), Some(a - b * q), "{a} % {b}");
             }
             let by_zero = IntExpr::Bin(IntOp::FloorDiv, Box::new(IntExpr::Const(a)), Box::new(IntExpr::Const(0)));
-            assert_eq!(value(&by_zero, &[], &[]), None);
+            assert_eq!(value(&by_zero, &Call::NONE, &[]), None);
         }
     }
 
@@ -427,7 +453,7 @@ mod tests {
         let exprs = vec![DimExpr::SliceBy { base: n, start: None, stop: Some(stop), step: 1 }];
         for (len_n, len_m) in [(5usize, 3usize), (5, 7), (0, 4), (2, 1)] {
             let want = if len_m < len_n { slice_len(len_n as i64, None, Some(len_m as i64 - 1), 1) } else { slice_len(len_n as i64, None, Some(-2), 1) };
-            assert_eq!(resolve(Dim::Derived(0), &[&[len_n], &[len_m]], &exprs), Some(want as u64));
+            assert_eq!(resolve(Dim::Derived(0), &Call { shapes: &[&[len_n], &[len_m]], bytes: &[] }, &exprs), Some(want as u64));
         }
     }
 }

@@ -286,12 +286,7 @@ pub(super) fn slice_axis(
         if cx.graph.variables[v].is_none {
             return Some(None);
         }
-        match cx.int_values(v).as_deref() {
-            Some([IntValue::Const(c)]) => Some(Some(IntExpr::Const(*c))),
-            Some([IntValue::Dim(d)]) => Some(Some(IntExpr::Dim(*d))),
-            Some([IntValue::Expr(i)]) => Some(Some(IntExpr::Value(*i))),
-            _ => None,
-        }
+        cx.int_expr(v).map(Some)
     };
     let dim = match (start_c, stop_c, step_c, stop_dim) {
         (Some(s), Some(e), Some(st), _) => cx.derived(DimExpr::Slice { base, start: s, stop: e, step: st.unwrap_or(1) }),
