@@ -723,7 +723,8 @@ pub fn atanh(b: &mut Block, x: &Value) -> Value {
 }
 
 /// sigmoid = 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = exp(-|x|) in (0, 1]: no
-/// overflow (C's `1 / (1 + exp(-x))` gives 0 below -709 where sigmoid is subnormal).
+/// overflow (C's `1 / (1 + exp(-x))` gives 0 below -709 where sigmoid is subnormal). The
+/// numerator is chosen before the one division (a division costs as much as the rest).
 pub fn sigmoid(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
@@ -732,10 +733,9 @@ pub fn sigmoid(b: &mut Block, x: &Value) -> Value {
     let one = f.c(1.0);
     let zero = f.c(0.0);
     let d = f.add(&one, &e);
-    let pos = f.div(&one, &d);
-    let neg = f.div(&e, &d);
     let non_negative = f.cmp(CmpF::Oge, x, &zero);
-    let r = f.sel(&non_negative, &pos, &neg);
+    let num = f.sel(&non_negative, &one, &e);
+    let r = f.div(&num, &d);
     f.keep_nan(x, &r)
 }
 
