@@ -84,6 +84,26 @@ def test_gradient_through_a_mask():
         assert_same(g, w)
 
 
+def test_two_arrays_through_one_mask():
+    """`x[m] * y[m]`: PyTensor gives y's mask a shape check of its own, so the graph holds
+    two Nonzeros of one mask; their counts are one length (no check needed). Masks that
+    differ give lengths no check before the call can compare: refused by name."""
+    x, y = pt.dvector("x"), pt.dvector("y")
+    f, ref = compile_both([x, y], [x[x > 0] * y[x > 0], (x[x > 0] * y[x > 0]).sum()])
+    rng = np.random.default_rng(3)
+    for n in [0, 1, 7]:
+        vals = [rng.normal(size=n), rng.normal(size=n)]
+        for g, w in zip(f(*vals), ref(*vals)):
+            assert_same(g, w, err_msg=str(n))
+    # y shorter than the mask: numpy's IndexError, from y's own check.
+    with pytest.raises(IndexError):
+        ref(np.arange(3.0), np.arange(2.0))
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        f(np.arange(3.0), np.arange(2.0))
+    with pytest.raises(NotImplementedError, match="computed from run-time values"):
+        pytensor.function([x, y], x[x > 0] * y[y > 0], mode=pytensor_mlir.MLIR)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "uint8", "bool"])
 def test_unique_with_every_optional_output(dtype):
     rng = np.random.default_rng(1)

@@ -396,7 +396,7 @@ pub fn repeat(cx: &mut Context, b: &mut Block, node: &Node, axis: usize) -> Resu
         sizes[axis] = b.arith(Arith::MulI, &n, &r);
         dims[axis] = match known_const(cx, r_var) {
             Some(c) if c >= 0 => cx.derived(DimExpr::Product(vec![x_dims[axis], Dim::Static(c as u64)])),
-            _ => cx.derived(DimExpr::Repeated { repeats: r_var, n: x_dims[axis] }),
+            _ => cx.derived(DimExpr::Repeated { scope: cx.scope, repeats: r_var, n: x_dims[axis] }),
         };
         let (sz, dims) = output_sizes(cx, b, &out_ty, dims, sizes, "Repeat");
         let init = b.tensor_empty(tensor_type(&out_ty), &sz);
@@ -474,7 +474,7 @@ pub fn repeat(cx: &mut Context, b: &mut Block, node: &Node, axis: usize) -> Resu
     let size = b.select(&bad_len, &zero, &size);
     sizes[axis] = size;
     // The length is a function of the counts and n alone (the select above included).
-    dims[axis] = cx.derived(DimExpr::Repeated { repeats: r_var, n: x_dims[axis] });
+    dims[axis] = cx.derived(DimExpr::Repeated { scope: cx.scope, repeats: r_var, n: x_dims[axis] });
     let (sz, dims) = output_sizes(cx, b, &out_ty, dims, sizes, "Repeat");
     let init = b.tensor_empty(tensor_type(&out_ty), &sz);
     let fc_safe = b.arith(Arith::MaxSI, &first_count, &one);

@@ -71,6 +71,8 @@ pub(super) fn lower_graph(
         int_values: vec![None; n],
         refusal: None,
         exceptions: std::mem::take(&mut cx.exceptions),
+        scope: cx.scopes,
+        scopes: cx.scopes + 1,
         writes_inputs: cx.writes_inputs,
         optimization_barriers: cx.optimization_barriers,
         written_inputs: cx.written_inputs.take(),
@@ -108,6 +110,7 @@ pub(super) fn lower_graph(
     cx.checks = icx.checks;
     cx.dim_exprs = icx.dim_exprs;
     cx.exceptions = icx.exceptions;
+    cx.scopes = icx.scopes;
     cx.writes_inputs = icx.writes_inputs;
     cx.optimization_barriers = icx.optimization_barriers;
     cx.written_inputs = icx.written_inputs;

@@ -133,6 +133,13 @@ pub struct Context<'g> {
     written_inputs: Option<Vec<usize>>,
     /// See `Lowered::exceptions`.
     exceptions: Vec<String>,
+    /// Which lowering of a graph this is: the outer graph is 0, each inner graph lowered
+    /// (an `OpFromGraph` applied twice is lowered twice) gets the next number. Variable
+    /// ids are per graph: a dim interned by a variable (`DimExpr::NonzeroCount`) names
+    /// its scope too.
+    pub scope: usize,
+    /// The number of scopes given out so far (carried in and out of inner lowerings).
+    scopes: usize,
     /// For each node, the `IfElse` branch it is lowered in (`None`: where it comes in
     /// the graph's order); see lower/ifelse.rs.
     branches: Vec<Option<ifelse::Branch>>,
@@ -773,6 +780,8 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         optimization_barriers: false,
         written_inputs: Some(Vec::new()),
         exceptions: Vec::new(),
+        scope: 0,
+        scopes: 1,
         branches: ifelse::branches(graph),
     };
     for (pos, &v) in graph.inputs.iter().enumerate() {

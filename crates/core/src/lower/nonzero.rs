@@ -9,9 +9,10 @@
 //! first `k` with `ends[k] > j` (a binary search per output element, all in parallel),
 //! and its coordinates follow from `k` and the input's dims.
 
+use super::shapes::DimExpr;
 use super::{cumulative, scalar, tensor_type, Context};
 use crate::dtype::DType;
-use crate::ir::{Node, TensorType};
+use crate::ir::{Graph, Node, Op, TensorType, VarId};
 use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, ScalarType, TensorType as MlirTensor, Value};
 
 pub fn nonzero(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
@@ -75,9 +76,24 @@ pub fn nonzero(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Strin
         }
         Ok::<_, String>(out.into_iter().map(|c| body.index_cast(&c.unwrap(), ScalarType::I64)).collect())
     })?;
-    let len = cx.runtime_dim();
+    // One length per mask: PyTensor's rewrite of `x[m] * y[m]` gives y's mask a shape check
+    // (`CheckAndRaise`) of its own, so two Nonzeros of one mask meet; their counts are one
+    // dim, and the product needs no check.
+    let len = cx.derived(DimExpr::NonzeroCount { scope: cx.scope, var: checked_value(cx.graph, a_var) });
     for (&o, c) in node.outputs.iter().zip(coords) {
         cx.define(o, c, vec![len]);
     }
     Ok(())
+}
+
+/// The variable `v` passes through: through `CheckAndRaise`s, which return their first
+/// input once their conditions hold.
+fn checked_value(graph: &Graph, mut v: VarId) -> VarId {
+    while let Some(node) = graph.nodes.iter().find(|n| n.outputs.contains(&v)) {
+        match node.op {
+            Op::CheckAndRaise { .. } => v = node.inputs[0],
+            _ => break,
+        }
+    }
+    v
 }
