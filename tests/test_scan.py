@@ -236,14 +236,30 @@ def test_gradient_of_an_ar1_log_density():
     run_cases([y, rho, sigma], [logp, *pytensor.grad(logp, [y, rho, sigma])], cases, rtol=1e-10)
 
 
-def test_while_loop_is_refused_by_name():
-    """A Scan that stops on a condition (`until`) returns outputs whose length depends on
-    the data: refused at compile time, naming the Op and the reason."""
+def test_while_loops():
+    """A Scan that stops on a condition (`until`): the steps stop after the first whose flag
+    is true, and the outputs keep only the steps done, as the C backend's perform does: a
+    sit_sot with its last row (`scan_save_mem` keeps a ring of it), a nit_sot, mit_sot taps,
+    a sequence; stopping at the first step, never stopping, zero steps."""
     from pytensor.scan.utils import until
 
-    x0 = pt.dscalar("x0")
-    xs = scan(lambda x: (x * 2, until(x > 50)), outputs_info=[x0], n_steps=100)
-    with pytest.raises(NotImplementedError, match="Scan.*until") as e:
-        pytensor.function([x0], xs, mode=pytensor_mlir.MLIR)
-    # Only the refused Op is listed, not the nodes that would use its outputs.
-    assert "cannot lower 1 Op(s)" in str(e.value) and "used before it is computed" not in str(e.value)
+    x0, thr, n = pt.dscalar("x0"), pt.dscalar("thr"), pt.lscalar("n")
+    # Newton's iteration for sqrt(thr), its step sizes (nit_sot), until a step is tiny.
+    def newton(x, a):
+        nxt = 0.5 * (x + a / x)
+        return (nxt, abs(nxt - x)), until(abs(nxt - x) < 1e-8)
+
+    (xs, steps) = scan(newton, outputs_info=[x0, None], non_sequences=[thr], n_steps=n)
+    cases = [[np.float64(x), np.float64(a), np.int64(k)] for x, a, k in [(1.0, 2.0, 50), (1.0, 1e6, 50), (1.0, 1e6, 4), (3.0, 9.0, 10), (1.0, 2.0, 0), (1.0, 1.0, 5)]]
+    f, _ = run_cases([x0, thr, n], [xs, steps, xs[-1]], cases)
+    assert len(f(1.0, 2.0, 50)[0]) < 50
+    # Only the last row: the state's buffer is a ring of PyTensor's choosing.
+    run_cases([x0, thr, n], [xs[-1], steps.sum()], cases)
+
+    # Two taps back (Fibonacci until past a bound) over an int64 state, and a sequence.
+    f0, lim = pt.lvector("f0"), pt.lscalar("lim")
+    fib = scan(lambda a, b, bound: (a + b, until(a + b > bound)), outputs_info=[dict(initial=f0, taps=[-2, -1])], non_sequences=[lim], n_steps=n)
+    run_cases([f0, lim, n], [fib], [[np.array([0, 1]), np.int64(b), np.int64(k)] for b, k in [(100, 30), (100, 5), (0, 30), (10**6, 0)]])
+    seq = pt.dvector("seq")
+    total = scan(lambda v, acc, t: (acc + v, until(acc + v > t)), sequences=[seq], outputs_info=[pt.constant(0.0, dtype="float64")], non_sequences=[thr])
+    run_cases([seq, thr], [total], [[np.arange(10.0), np.float64(t)] for t in [-1.0, 7.5, 100.0]] + [[np.arange(0.0), np.float64(1.0)]])

@@ -541,3 +541,18 @@ def test_scan_and_its_gradient():
     rng = np.random.default_rng(0)
     values = [rng.normal(size=(6, 3)).astype("float32"), np.ones(3, "float32"), np.float32(0.8)]
     vcheck([seq, x0, a], [ys, ys[-1], *pytensor.grad(cost, [seq, x0, a])], values, rtol=1e-5, atol=1e-5)
+
+
+def test_while_loop():
+    """A float32 `Scan` with a stop condition on lavapipe: the loop stops after the first
+    step whose flag is true, its outputs keep only the steps done (vs C), with the bound
+    reached before the condition and zero steps."""
+    from pytensor.scan.utils import until
+
+    x0, thr, n = pt.fscalar("x0"), pt.fscalar("thr"), pt.lscalar("n")
+    ys = pytensor.scan(lambda x, t: (x * 2, until(x * 2 > t)), outputs_info=[x0], non_sequences=[thr], n_steps=n, return_updates=False)
+    f, ref = compile_both([x0, thr, n], [ys, ys[-1]], mode=VULKAN)
+    for args in [(1.0, 100.0, 20), (1.0, 100.0, 3), (1.0, 0.5, 5), (1.0, 10.0, 0)]:
+        values = [np.float32(args[0]), np.float32(args[1]), np.int64(args[2])]
+        for g, w in zip(f(*values), ref(*values)):
+            assert_same(g, w, err_msg=str(args))

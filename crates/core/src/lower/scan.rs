@@ -27,10 +27,15 @@
 //! learn its outputs' dims (a nit_sot buffer is allocated before the first step) and its
 //! run-time checks (each one a flag carried through the loop).
 //!
-//! Refused by name: while loops (`until`); a nit_sot output whose dims are not dims of the
-//! node's inputs.
+//! A while loop (`until`: the inner graph's last output is a stop flag) is an `scf.while`
+//! that also stops after the first step whose flag is true; its mit_sot, sit_sot and nit_sot
+//! outputs that did not fill lose the rows of the steps not done (PyTensor's step 6: a
+//! buffer of `L` rows after `d` of `n` steps keeps `L - (n - d)`), so their lengths are
+//! known only after the call.
+//!
+//! Refused by name: a nit_sot output whose dims are not dims of the node's inputs.
 
-use super::shapes::Dim;
+use super::shapes::{Dim, DimExpr};
 use super::subtensor::scalar_index;
 use super::packed::Packed;
 use super::{inner, tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
@@ -74,11 +79,6 @@ struct Bound {
 }
 
 pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<(), String> {
-    if s.as_while {
-        return Err("a Scan with a stop condition (until): its outputs' length depends on the step at which the condition holds, \
-                    and this backend compiles one function whose output sizes are known from input shapes before the call"
-            .into());
-    }
     let at = Layout::of(s);
     // The state buffers: mit_mot's (read and written at their taps), then mit_sot's and
     // sit_sot's (read at negative taps, written at tap 0, put in order after the loop).
@@ -103,7 +103,9 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     }
     let taps_read: usize = bufs.iter().map(|b| b.reads.len()).sum();
     let g = &s.graph;
-    if g.inputs.len() != s.n_seqs + taps_read + s.n_untraced + s.n_non_seqs || g.outputs.len() != untraced_out + s.n_untraced {
+    // A while loop's stop flag is the inner graph's last output.
+    let flag_out = untraced_out + s.n_untraced;
+    if g.inputs.len() != s.n_seqs + taps_read + s.n_untraced + s.n_non_seqs || g.outputs.len() != flag_out + usize::from(s.as_while) {
         return Err(format!("an inner graph of {} inputs and {} outputs for its ScanInfo", g.inputs.len(), g.outputs.len()));
     }
     let ins: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
@@ -237,8 +239,8 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     let (pack, start) = Packed::pack(b, &starts, &written);
     let start = cx.loop_start(b, &start)?;
     let (nit_at, untraced_at, flags_at) = (n_buf, n_buf + s.n_nit_sot, n_buf + s.n_nit_sot + s.n_untraced);
-    let packed = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| {
-        let state = &carried[0];
+    // One step: the next packed state, and (a while loop) whether to stop after it.
+    let step = |cx: &mut Context, body: &mut Block, i: &Value, state: &Value| -> Result<(Value, Option<Value>), String> {
         let pos: Vec<Value> = (0..n_buf)
             .map(|k| {
                 let p = body.arith(Arith::AddI, &pos0[k], i);
@@ -279,21 +281,57 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
             let r = body.linalg_generic(&[flag.clone(), old], &[e], &maps, &[], |gb, args| Ok::<_, String>(vec![gb.arith(Arith::OrI, &args[0], &args[1])]))?;
             next = pack.write_all(body, &next, flags_at + c, &r[0]);
         }
-        Ok(vec![next])
-    })?;
-    let results: Vec<Value> = (0..pack.parts.len()).map(|k| pack.read_all(b, &packed[0], k)).collect();
+        let stop = if s.as_while { Some(truthy(body, &outs[flag_out].0)) } else { None };
+        Ok((next, stop))
+    };
+    // The loop, and the number of steps it did.
+    let (packed, done) = if s.as_while {
+        // An `scf.for` over the most steps, each an `scf.if` that skips the step once the
+        // loop has stopped: IREE 3.13 miscompiles an `scf.while` carrying a tensor (its
+        // stream conversion forwards the condition's values without the tensor's size:
+        // "region branch point has 3 operands, but region successor needs 4 inputs").
+        // A skipped step costs the host a branch.
+        // The branches' tensor has the start's size: tied to the `scf.if`'s result, whose
+        // dim IREE cannot resolve otherwise ("tensor.dim op unexpected during shape cleanup").
+        let size = b.tensor_dim(&start, 0);
+        let no = b.constant_int(0, ScalarType::I1);
+        let r = b.scf_for(&zero, &count, &one, &[start, zero.clone(), no], |body, _, carried| {
+            let (state, done, stopped) = (&carried[0], &carried[1], &carried[2]);
+            let mut go = body.region();
+            let (next, stop) = step(cx, &mut go, done, state)?;
+            let stop = stop.ok_or("a while loop's step without its stop flag")?;
+            let one = go.constant_index(1);
+            let done_next = go.arith(Arith::AddI, done, &one);
+            let types: Vec<crate::mlir::Type> = carried.iter().map(|v| v.ty().clone()).collect();
+            let stay = body.region();
+            let mut r = body.scf_if_regions(stopped, &types, (stay, carried), (go, &[next, done_next, stop]));
+            r[0] = body.tie_shape(&r[0], &[size.clone()]);
+            Ok::<_, String>(r)
+        })?;
+        (r[0].clone(), r[1].clone())
+    } else {
+        let r = b.scf_for(&zero, &count, &one, &[start], |body, i, carried| Ok::<_, String>(vec![step(cx, body, i, &carried[0])?.0]))?;
+        (r[0].clone(), count.clone())
+    };
+    let results: Vec<Value> = (0..pack.parts.len()).map(|k| pack.read_all(b, &packed, k)).collect();
 
     // Rings that wrapped are rotated, rows never reached are zeros (mit_mot buffers are
     // returned as they are, as `Scan.perform` does).
     for k in 0..n_buf + s.n_nit_sot {
-        let (written, len, dims) = if k < n_buf {
-            let history = idx(b, -mintaps[k]);
-            let w = b.arith(Arith::AddI, &count, &history);
+        let history = if k < n_buf { -mintaps[k] } else { 0 };
+        let (written, len, mut dims) = if k < n_buf {
+            let history = idx(b, history);
+            let w = b.arith(Arith::AddI, &done, &history);
             (w, buf_lens[k].clone(), cx.dims(node.inputs[at.bufs + k]))
         } else {
-            (count.clone(), nit_lens[k - n_buf].clone(), nit_dims[k - n_buf].clone())
+            (done.clone(), nit_lens[k - n_buf].clone(), nit_dims[k - n_buf].clone())
         };
-        let ordered = if k < n_buf && !bufs[k].ring { results[k].clone() } else { in_order(b, &results[k], &written, &len)? };
+        let ring = k >= n_buf || bufs[k].ring;
+        let mut ordered = if ring { in_order(b, &results[k], &written, &len)? } else { results[k].clone() };
+        if s.as_while && ring {
+            ordered = without_steps_not_done(b, &ordered, &written, &len, &done, &count);
+            dims[0] = cx.derived(DimExpr::WhileRows { scope: cx.scope, scan: node.outputs[0], rows: dims[0], history });
+        }
         let out = node.outputs[k];
         let want = tensor_type(cx.graph.ty(out));
         let v = if *ordered.tensor() == want { ordered } else { b.tensor_cast(&ordered, want) };
@@ -423,4 +461,38 @@ fn in_order(b: &mut Block, t: &Value, written: &Value, len: &Value) -> Result<Va
 fn flag_tensor(b: &mut Block, flag: &Value) -> Value {
     let byte = b.cast(Cast::ExtUI, flag, ScalarType::I8);
     b.tensor_from_elements(TensorType::new(vec![], ScalarType::I8), &[byte])
+}
+
+/// Whether a 0-d tensor (a while loop's stop flag) is true: nonzero.
+fn truthy(b: &mut Block, t: &Value) -> Value {
+    let e = b.tensor_extract(t, &[]);
+    if e.scalar().is_float() {
+        let z = b.constant_f64(0.0, e.scalar());
+        b.cmpf(crate::mlir::CmpF::Une, &e, &z)
+    } else {
+        let z = b.constant_int(0, e.scalar());
+        b.cmpi(CmpI::Ne, &e, &z)
+    }
+}
+
+/// A while loop's output buffer of `len` rows, `written` of them written, after `done` of
+/// `count` steps: where it did not fill and the loop stopped early, its first
+/// `len - (count - done)` rows (PyTensor's step 6 drops the last `count - done`).
+fn without_steps_not_done(b: &mut Block, t: &Value, written: &Value, len: &Value, done: &Value, count: &Value) -> Value {
+    let not_full = b.cmpi(CmpI::Sgt, len, written);
+    let early = b.cmpi(CmpI::Slt, done, count);
+    let cut = b.arith(Arith::AndI, &not_full, &early);
+    let missing = b.arith(Arith::SubI, count, done);
+    let kept = b.arith(Arith::SubI, len, &missing);
+    let rows = b.select(&cut, &kept, len);
+    let ty = t.tensor().clone();
+    let offsets = vec![IndexArg::Const(0); ty.rank()];
+    let mut sizes = vec![IndexArg::Dyn(rows)];
+    for a in 1..ty.rank() {
+        sizes.push(match ty.shape[a] {
+            Some(s) => IndexArg::Const(s as i64),
+            None => IndexArg::Dyn(b.tensor_dim(t, a)),
+        });
+    }
+    b.tensor_extract_slice(t, &offsets, &sizes)
 }

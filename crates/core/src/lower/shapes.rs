@@ -56,6 +56,10 @@ pub enum DimExpr {
     /// (`Nonzero`'s length, known only in the kernel): interned, so two `Nonzero`s of one
     /// mask have one length.
     NonzeroCount { scope: usize, var: usize },
+    /// The rows a while `Scan` (the node whose first output is graph variable `scan` of
+    /// lowering `scope`) keeps of an output buffer of `rows` rows with `history` initial
+    /// rows: known only after the loop; interned, so outputs kept alike have one length.
+    WhileRows { scope: usize, scan: usize, rows: Dim, history: i64 },
     /// The length of `base[start:stop:step]`, numpy's rules (`step != 0`).
     Slice { base: Dim, start: Option<i64>, stop: Option<i64>, step: i64 },
     /// The sum of dims (`Join`'s axis).
@@ -249,7 +253,7 @@ pub fn resolve(d: Dim, call: &Call, exprs: &[DimExpr]) -> Option<u64> {
         Dim::Static(n) => Some(n),
         Dim::Input { input, axis } => call.shapes.get(input).map(|s| s[axis] as u64),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } => None,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } | DimExpr::WhileRows { .. } => None,
             DimExpr::Slice { base, start, stop, step } => {
                 let n = resolve(*base, call, exprs)?;
                 Some(slice_len(n as i64, *start, *stop, *step) as u64)
@@ -291,7 +295,7 @@ pub fn is_runtime(d: Dim, exprs: &[DimExpr]) -> bool {
     match d {
         Dim::Static(_) | Dim::Input { .. } => false,
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } => true,
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } | DimExpr::WhileRows { .. } => true,
             DimExpr::Slice { base, .. } => is_runtime(*base, exprs),
             DimExpr::Sum(ds) | DimExpr::Product(ds) | DimExpr::Offset(ds, _) | DimExpr::Min(ds) | DimExpr::Broadcast(ds) => any(ds),
             DimExpr::Quotient { num, den } => any(num) || any(den),
@@ -309,7 +313,7 @@ fn describe(d: Dim, names: &[String], exprs: &[DimExpr]) -> String {
         Dim::Static(n) => format!("the static size {n}"),
         Dim::Input { input, axis } => format!("{}.shape[{axis}]", names[input]),
         Dim::Derived(i) => match &exprs[i] {
-            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } => "a size computed at run time".into(),
+            DimExpr::Runtime(_) | DimExpr::Repeated { .. } | DimExpr::NonzeroCount { .. } | DimExpr::WhileRows { .. } => "a size computed at run time".into(),
             DimExpr::Slice { base, start, stop, step } => {
                 let f = |v: &Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
                 format!("the length of [{}:{}:{step}] of {}", f(start), f(stop), describe(*base, names, exprs))
