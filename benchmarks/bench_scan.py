@@ -4,7 +4,8 @@ PyMC models write them.
 
 Rows: a linear recurrence x_t = a x_{t-1} + s_t over 1000 steps of 100-vectors (the whole
 trace); a scalar AR(1) log-density over 1000 steps and its gradient (a Scan with mit_mot
-buffers); an RNN h_t = tanh(W h_{t-1} + u_t) over 200 steps of 64 units and its gradient.
+buffers); an RNN h_t = tanh(W h_{t-1} + u_t) over 200 steps of 64 units and its gradient;
+a while loop (`until`): x = cos(x) on 100 lanes until it stops moving (about 150 steps).
 Every peer's result is checked against the C backend's before it is timed. Times are
 medians over repeats, the peers of a row timed round-robin (bench_cpu's helpers).
 
@@ -57,6 +58,14 @@ def rows(quick):
     vals = [rng.standard_normal((n_rnn, 64)), rng.standard_normal((64, 64)) / 8]
     out.append(("RNN", f"{n_rnn} x 64 f64", [u, w], cost, vals))
     out.append(("RNN grad", f"{n_rnn} x 64 f64", [u, w], pytensor.grad(cost, [w]), vals))
+
+    # A while loop: fixed-point iteration x = cos(x) on 100 lanes until every lane moved
+    # less than 1e-12 (about 150 steps), at most `steps`; the whole trace kept.
+    from pytensor.scan.utils import until
+
+    z0 = pt.dvector("z0")
+    zs = scan(lambda z: (pt.cos(z), until(pt.max(abs(pt.cos(z) - z)) < 1e-12)), outputs_info=[z0], n_steps=steps)
+    out.append(("while (until)", f"<= {steps} x 100 f64", [z0], [zs[-1], zs.shape[0]], [rng.uniform(0, 1, 100)]))
     return out
 
 
