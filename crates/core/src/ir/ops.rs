@@ -97,6 +97,10 @@ pub enum Op {
     LU { permute_l: bool, p_indices: bool },
     /// `QR`: geqrf's factorization in `mode` (full, economic, r, raw); `pivoting` (geqp3).
     QR { mode: QrMode, pivoting: bool },
+    /// `Eigh` (eigenvalues and eigenvectors of a symmetric matrix read from its `lower` or
+    /// upper triangle) and `Eigvalsh` (the eigenvalues alone).
+    Eigh { lower: bool },
+    Eigvalsh { lower: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -678,6 +682,8 @@ impl Op {
                 };
                 Ok(Op::QR { mode, pivoting: prop_bool(op, "pivoting")? })
             }
+            "Eigh" => Ok(Op::Eigh { lower: prop_bool(op, "lower")? }),
+            "Eigvalsh" => Ok(Op::Eigvalsh { lower: prop_bool(op, "lower")? }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -841,7 +847,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "BatchedDot", "Blockwise",
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
-    "PivotToPermutations", "LU", "QR",
+    "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

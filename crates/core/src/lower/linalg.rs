@@ -753,7 +753,7 @@ pub fn lu_factor(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Str
 }
 
 /// Whether any element of the matrix `m` is NaN or infinite (a rank-0 `i8`, 1 where so).
-fn any_not_finite(b: &mut Block, m: &Value) -> Result<Value, String> {
+pub(super) fn any_not_finite(b: &mut Block, m: &Value) -> Result<Value, String> {
     let none = b.constant_int(0, ScalarType::I8);
     let flag = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
     let init = b.linalg_fill(&none, &flag);

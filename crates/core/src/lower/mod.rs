@@ -21,6 +21,7 @@ mod inner;
 mod linalg;
 mod nonzero;
 mod qr;
+mod eigen;
 mod unique;
 mod permute;
 mod pad;
@@ -719,6 +720,8 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::PivotToPermutations { inverse } => linalg::pivot_to_permutations(cx, b, node, *inverse),
         Op::LU { permute_l, p_indices } => linalg::lu(cx, b, node, *permute_l, *p_indices),
         Op::QR { mode, pivoting } => qr::qr(cx, b, node, *mode, *pivoting),
+        Op::Eigh { lower } => eigen::eigh(cx, b, node, *lower, true),
+        Op::Eigvalsh { lower } => eigen::eigh(cx, b, node, *lower, false),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),

@@ -1,0 +1,276 @@
+//! `Eigh` and `Eigvalsh` (the standard problem, no second matrix): the eigenvalues
+//! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
+//! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5).
+//!
+//! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
+//! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
+//! zero at (p, q). The rotations of a round act on disjoint planes (the round-robin order
+//! of Brent & Luk: one index fixed, the others turning), so a round is one parallel
+//! kernel: every element of A' = J^T A J and V' = V J reads the four elements of A (two of
+//! V) its row's and column's planes touch, each element recomputing its planes' (c, s)
+//! from A. A sweep is m - 1 rounds (m = n rounded up to even; an odd n's last slot is a
+//! dummy whose partner rests); the loop in the host program runs a fixed number of sweeps,
+//! past the quadratic convergence (a converged plane's rotation is the identity). A and V
+//! travel as one tensor, A's rows over V's (IREE 3.13 mixes up the buffers of a loop
+//! carrying several), started by `Context::loop_start`.
+//!
+//! The eigenvalues are A's diagonal, put in ascending order (ties by index), V's columns
+//! with them. An eigenvector's sign is not defined: LAPACK's choice is not reproduced, the
+//! columns are as the rotations leave them. A non-finite element raises scipy's
+//! `ValueError` (its check_finite, as the C backend calls it).
+
+use super::linalg::{any_not_finite, define, operand, working_type};
+use super::{Context, ErrorKind, RuntimeCheck};
+use crate::ir::Node;
+use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
+
+/// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
+/// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
+const SWEEPS: (i64, i64) = (12, 8);
+
+/// `Eigh` (eigenvalues and eigenvectors) or `Eigvalsh` (eigenvalues only, `vectors`
+/// false), reading A's lower (`lower`) or upper triangle.
+pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: bool) -> Result<(), String> {
+    let what = if vectors { "Eigh" } else { "Eigvalsh" };
+    if node.inputs.len() != 1 {
+        return Err(format!("{what} of the generalized problem (a second matrix b) is not lowered"));
+    }
+    let x_var = node.inputs[0];
+    if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 1 + usize::from(vectors) {
+        return Err(format!("{what} of a tensor that is not a matrix"));
+    }
+    let out_w = node.outputs[0];
+    let element = working_type(cx.graph.ty(out_w), what)?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out_w).dtype)?;
+    let d = cx.dims(x_var);
+    // numpy's LinAlgError, as the C backend raises for a matrix that is not square.
+    let not_square = cx.exception("numpy.linalg.LinAlgError");
+    cx.require(d[0], d[1], &format!("{what} (the last 2 dimensions of A must be square)"), not_square);
+    // scipy's check_finite (on by default, as PyTensor's perform calls it): a non-finite
+    // element anywhere raises ValueError.
+    let not_finite = any_not_finite(b, &a)?;
+    cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    let n = b.tensor_dim(&a, 0);
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    let two_n = b.arith(Arith::AddI, &n, &n);
+
+    // [A; I]: A symmetric from the triangle read, under it the identity.
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
+    let nn = n.clone();
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let in_a = g.cmpi(CmpI::Ult, &r, &nn);
+        let row = g.arith(Arith::RemUI, &r, &nn);
+        // The element of the triangle read: (max, min) of (row, c) for the lower one.
+        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
+        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
+        let v = g.tensor_extract(&a, &[i, j]);
+        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
+    })?[0]
+        .clone();
+    let start = cx.loop_start(b, &start)?;
+
+    // m slots (n rounded up to even), m - 1 rounds a sweep.
+    let two = b.constant_index(2);
+    let odd = b.arith(Arith::RemUI, &n, &two);
+    let m = b.arith(Arith::AddI, &n, &odd);
+    let m1 = b.arith(Arith::SubI, &m, &one);
+    let rounds = b.arith(Arith::MaxSI, &m1, &one);
+    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    let total = b.arith(Arith::MulI, &sweeps, &rounds);
+    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
+    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
+        let round = body.arith(Arith::RemUI, t, &rr);
+        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element)?])
+    })?[0]
+        .clone();
+
+    // Ascending order (ties by index): each eigenvalue's rank, then the source of each rank.
+    let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
+    // (Positions travel as i64: index tensors cannot cross IREE's dispatches.)
+    let vec_i = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&n));
+    let nn = n.clone();
+    let rank = b.linalg_generic(&[], &[vec_i.clone()], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let i = g.linalg_index(0);
+        let wi = eigenvalue(g, &i);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let r = g.scf_for(&z, &nn, &o, &[z.clone()], |lp, j, c| {
+            let wj = eigenvalue(lp, j);
+            let less = lp.cmpf(CmpF::Olt, &wj, &wi);
+            let same = lp.cmpf(CmpF::Oeq, &wj, &wi);
+            let before = lp.cmpi(CmpI::Ult, j, &i);
+            let tie = lp.arith(Arith::AndI, &same, &before);
+            let earlier = lp.arith(Arith::OrI, &less, &tie);
+            let one = lp.constant_index(1);
+            let next = lp.arith(Arith::AddI, &c[0], &one);
+            Ok::<_, String>(vec![lp.select(&earlier, &next, &c[0])])
+        })?;
+        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
+    })?[0]
+        .clone();
+    let nn = n.clone();
+    let source = b.linalg_generic(&[], &[vec_i], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let r = g.scf_for(&z, &nn, &o, &[z.clone()], |lp, i, c| {
+            let ri = lp.tensor_extract(&rank, &[i.clone()]);
+            let ri = lp.index_cast(&ri, ScalarType::Index);
+            let here = lp.cmpi(CmpI::Eq, &ri, &k);
+            Ok::<_, String>(vec![lp.select(&here, i, &c[0])])
+        })?;
+        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
+    })?[0]
+        .clone();
+    let w_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&n));
+    let w = b.linalg_generic(&[], &[w_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let i = g.tensor_extract(&source, &[k]);
+        let i = g.index_cast(&i, ScalarType::Index);
+        Ok::<_, String>(vec![eigenvalue(g, &i)])
+    })?[0]
+        .clone();
+    define(cx, b, out_w, &w, vec![d[0]]);
+    if vectors {
+        let v_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+        let nn = n.clone();
+        let v = b.linalg_generic(&[], &[v_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+            let (r, k) = (g.linalg_index(0), g.linalg_index(1));
+            let i = g.tensor_extract(&source, &[k]);
+            let i = g.index_cast(&i, ScalarType::Index);
+            let row = g.arith(Arith::AddI, &nn, &r);
+            Ok::<_, String>(vec![g.tensor_extract(&state, &[row, i])])
+        })?[0]
+            .clone();
+        define(cx, b, node.outputs[1], &v, vec![d[0], d[0]]);
+    }
+    Ok(())
+}
+
+/// One round of rotations on [A; V] (2n x n): A' = J^T A J and V' = V J, J the rotations
+/// of round `round` in the round-robin order of `m` slots. Each index's (a_k, b_k) is
+/// computed once, by a kernel of n lanes, then read by the n x 2n elements.
+fn rotate(b: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, element: ScalarType) -> Result<Value, String> {
+    let coef_init = b.tensor_empty(TensorType::new(vec![None, Some(2)], element), std::slice::from_ref(n));
+    let coefs = b.linalg_generic(&[], &[coef_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (k, which) = (g.linalg_index(0), g.linalg_index(1));
+        let (ak, bk, _) = plane(g, s, n, m, round, &k, element);
+        let z = g.constant_index(0);
+        let first = g.cmpi(CmpI::Eq, &which, &z);
+        Ok::<_, String>(vec![g.select(&first, &ak, &bk)])
+    })?[0]
+        .clone();
+    let two_n = b.arith(Arith::AddI, n, n);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n, n.clone()]);
+    let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, j) = (g.linalg_index(0), g.linalg_index(1));
+        let in_a = g.cmpi(CmpI::Ult, &r, n);
+        let i = g.arith(Arith::RemUI, &r, n);
+        let coef = |g: &mut Block, k: &Value| {
+            let (z, o) = (g.constant_index(0), g.constant_index(1));
+            let a = g.tensor_extract(&coefs, &[k.clone(), z]);
+            let bb = g.tensor_extract(&coefs, &[k.clone(), o]);
+            let p = resting_partner(g, n, m, round, k);
+            (a, bb, p)
+        };
+        let (aj, bj, pj) = coef(g, &j);
+        // A part: rows i and its partner, columns j and its partner.
+        let (ai, bi, pi) = coef(g, &i);
+        let at = |g: &mut Block, x: &Value, y: &Value| g.tensor_extract(s, &[x.clone(), y.clone()]);
+        let (x11, x12, x21, x22) = (at(g, &i, &j), at(g, &i, &pj), at(g, &pi, &j), at(g, &pi, &pj));
+        let left = {
+            let u = g.arith(Arith::MulF, &aj, &x11);
+            let u = g.fma(&bj, &x12, &u);
+            let w = g.arith(Arith::MulF, &aj, &x21);
+            let w = g.fma(&bj, &x22, &w);
+            let u = g.arith(Arith::MulF, &ai, &u);
+            g.fma(&bi, &w, &u)
+        };
+        // V part: row r - n, columns j and its partner.
+        let v1 = g.tensor_extract(s, &[r.clone(), j.clone()]);
+        let v2 = g.tensor_extract(s, &[r.clone(), pj.clone()]);
+        let right = g.arith(Arith::MulF, &aj, &v1);
+        let right = g.fma(&bj, &v2, &right);
+        Ok::<_, String>(vec![g.select(&in_a, &left, &right)])
+    })?;
+    Ok(r[0].clone())
+}
+
+/// k's partner in round `round`, or k itself where the partner is the dummy slot.
+fn resting_partner(g: &mut Block, n: &Value, m: &Value, round: &Value, k: &Value) -> Value {
+    let partner = partner(g, m, round, k);
+    let real = g.cmpi(CmpI::Ult, &partner, n);
+    g.select(&real, &partner, k)
+}
+
+/// For index `k` in round `round`: (a_k, b_k, partner) with column k of J equal to a_k e_k
+/// + b_k e_partner; (1, 0, k) where k's partner is the dummy slot or its plane is already
+/// diagonal.
+fn plane(g: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, k: &Value, element: ScalarType) -> (Value, Value, Value) {
+    // A dummy partner reads k's own plane (a valid index), and rests.
+    let pk = resting_partner(g, n, m, round, k);
+    let (p, q) = (g.arith(Arith::MinUI, k, &pk), g.arith(Arith::MaxUI, k, &pk));
+    let app = g.tensor_extract(s, &[p.clone(), p.clone()]);
+    let aqq = g.tensor_extract(s, &[q.clone(), q.clone()]);
+    let apq = g.tensor_extract(s, &[p.clone(), q.clone()]);
+    let zero = g.constant_f64(0.0, element);
+    let one = g.constant_f64(1.0, element);
+    // theta = (a_qq - a_pp) / (2 a_pq); t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
+    // 1 / (2 theta) where theta^2 would overflow.
+    let diff = g.arith(Arith::SubF, &aqq, &app);
+    let two_apq = g.arith(Arith::AddF, &apq, &apq);
+    let theta = g.arith(Arith::DivF, &diff, &two_apq);
+    let size = g.math(MathUnary::AbsF, &theta);
+    let big = g.constant_f64(if element == ScalarType::F64 { 1e150 } else { 1e18 }, element);
+    let huge = g.cmpf(CmpF::Ogt, &size, &big);
+    let safe = g.select(&huge, &zero, &theta);
+    let sq = g.fma(&safe, &safe, &one);
+    let root = g.math(MathUnary::Sqrt, &sq);
+    let den = g.arith(Arith::AddF, &size, &root);
+    let t = g.arith(Arith::DivF, &one, &den);
+    let half = g.constant_f64(0.5, element);
+    let t_far = g.arith(Arith::DivF, &half, &size);
+    let t = g.select(&huge, &t_far, &t);
+    let t = g.copysign(&t, &theta);
+    let tt = g.fma(&t, &t, &one);
+    let root_tt = g.math(MathUnary::Sqrt, &tt);
+    let c = g.arith(Arith::DivF, &one, &root_tt);
+    let sn = g.arith(Arith::MulF, &t, &c);
+    // No rotation where the plane is diagonal already, or k has no partner.
+    let rests = g.cmpf(CmpF::Oeq, &apq, &zero);
+    let alone = g.cmpi(CmpI::Eq, &p, &q);
+    let rests = g.arith(Arith::OrI, &rests, &alone);
+    let c = g.select(&rests, &one, &c);
+    let sn = g.select(&rests, &zero, &sn);
+    let is_p = g.cmpi(CmpI::Eq, k, &p);
+    let minus_s = g.negf(&sn);
+    let bk = g.select(&is_p, &minus_s, &sn);
+    (c, bk, pk)
+}
+
+/// k's partner in round `round` of the round-robin order of `m` slots (m even): slot 0 is
+/// fixed, slots 1..m turn; position x (0 <= x < m) holds slot 0 at x = 0, else
+/// 1 + (x - 1 + round) mod (m - 1); positions x and m - 1 - x are partners.
+fn partner(g: &mut Block, m: &Value, round: &Value, k: &Value) -> Value {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let m1 = g.arith(Arith::SubI, m, &one);
+    let ring = g.arith(Arith::MaxSI, &m1, &one);
+    // k's position: 0 for slot 0, else 1 + (k - 1 - round) mod (m - 1).
+    let k1 = g.arith(Arith::SubI, k, &one);
+    let back = g.arith(Arith::SubI, &k1, round);
+    let back = g.arith(Arith::AddI, &back, &ring);
+    let back = g.arith(Arith::RemSI, &back, &ring);
+    let pos = g.arith(Arith::AddI, &back, &one);
+    let is_fixed = g.cmpi(CmpI::Eq, k, &zero);
+    let pos = g.select(&is_fixed, &zero, &pos);
+    // The partner's position, and the slot there.
+    let other = g.arith(Arith::SubI, &m1, &pos);
+    let o1 = g.arith(Arith::SubI, &other, &one);
+    let fwd = g.arith(Arith::AddI, &o1, round);
+    let fwd = g.arith(Arith::RemSI, &fwd, &ring);
+    let slot = g.arith(Arith::AddI, &fwd, &one);
+    let at_fixed = g.cmpi(CmpI::Eq, &other, &zero);
+    g.select(&at_fixed, &zero, &slot)
+}

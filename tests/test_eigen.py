@@ -1,0 +1,110 @@
+"""`Eigh` and `Eigvalsh` (lower/eigen.rs: cyclic Jacobi rotations) against the C backend
+(scipy's syevd) on the same inputs: eigenvalues ascending and equal within rounding,
+eigenvectors orthonormal, reconstructing A and equal to scipy's up to sign where the
+eigenvalues are distinct; the lower or upper triangle read; float32; a stack through
+Blockwise; the gradient; degenerate, zero and empty matrices; non-finite input; a matrix
+that is not square."""
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+import pytest
+from pytensor.tensor.linalg import eigvalsh
+
+from conftest import assert_same, compile_both, raises_like
+
+
+def symmetric(rng, n, dtype="float64"):
+    a = rng.normal(size=(n, n))
+    return (a + a.T).astype(dtype)
+
+
+def assert_eigensystem(w, v, a, w_ref, v_ref, rtol):
+    n = a.shape[0]
+    scale = max(1.0, float(np.abs(w_ref).max(initial=0.0)))
+    np.testing.assert_allclose(w, w_ref, rtol=0, atol=rtol * scale * max(n, 1))
+    assert np.all(np.diff(w) >= 0), "eigenvalues not ascending"
+    # A V = V diag(w), V orthonormal.
+    np.testing.assert_allclose(v @ np.diag(w) @ v.T, a, rtol=0, atol=rtol * scale * max(n, 1) * 4)
+    np.testing.assert_allclose(v.T @ v, np.eye(n), rtol=0, atol=rtol * max(n, 1) * 4)
+    # Where the eigenvalues are distinct, each column is scipy's up to its sign.
+    gaps = np.diff(w_ref)
+    for k in range(n):
+        distinct = (k == 0 or gaps[k - 1] > 1e-3 * scale) and (k == n - 1 or gaps[k] > 1e-3 * scale)
+        if distinct:
+            sign = np.sign(v[:, k] @ v_ref[:, k])
+            np.testing.assert_allclose(sign * v[:, k], v_ref[:, k], rtol=0, atol=rtol * 1e3 * max(n, 1))
+
+
+def test_eigh_and_eigvalsh_of_symmetric_matrices():
+    x = pt.dmatrix("x")
+    w, v = pt.linalg.eigh(x)
+    f, ref = compile_both([x], [w, v, eigvalsh(x, None)])
+    assert {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes} >= {"Eigh", "Eigvalsh"}
+    rng = np.random.default_rng(0)
+    cases = [symmetric(rng, n) for n in [1, 2, 3, 7, 16]]
+    cases += [np.zeros((4, 4)), np.eye(3), np.diag([1.0, 1.0, 2.0, 2.0, 3.0]), np.diag(10.0 ** np.arange(0, -14, -2))]
+    # A graded matrix: Jacobi keeps its small eigenvalues' relative accuracy.
+    cases.append(np.array([[1.0, 1e-4, 0.0], [1e-4, 1e-6, 1e-9], [0.0, 1e-9, 1e-12]]))
+    for a in cases:
+        kept = a.copy()
+        gw, gv, gvals = f(a)
+        rw, rv, rvals = ref(a)
+        np.testing.assert_array_equal(a, kept)
+        assert gw.dtype == rw.dtype and gv.shape == rv.shape
+        assert_eigensystem(gw, gv, a, rw, rv, rtol=1e-14)
+        np.testing.assert_allclose(gvals, rvals, rtol=0, atol=1e-14 * max(1.0, np.abs(rvals).max(initial=0)) * len(a))
+
+
+def test_the_triangle_read():
+    """Only the lower (upper) triangle is read, as LAPACK does: a matrix that is not
+    symmetric gives the eigensystem of its lower (upper) half mirrored."""
+    x = pt.dmatrix("x")
+    outs = [*pt.linalg.eigh(x, lower=True), *pt.linalg.eigh(x, lower=False)]
+    f, ref = compile_both([x], outs)
+    a = np.random.default_rng(1).normal(size=(5, 5))
+    got, want = f(a), ref(a)
+    assert_eigensystem(got[0], got[1], np.tril(a) + np.tril(a, -1).T, want[0], want[1], rtol=1e-14)
+    assert_eigensystem(got[2], got[3], np.triu(a) + np.triu(a, 1).T, want[2], want[3], rtol=1e-14)
+
+
+def test_float32_and_a_stack_through_blockwise():
+    xf, x3 = pt.fmatrix("xf"), pt.tensor3("x3")
+    f, ref = compile_both([xf, x3], [*pt.linalg.eigh(xf), pt.linalg.eigh(x3)[0]])
+    rng = np.random.default_rng(2)
+    a, stack = symmetric(rng, 6, "float32"), np.stack([symmetric(rng, 4) for _ in range(3)])
+    got, want = f(a, stack), ref(a, stack)
+    assert got[0].dtype == np.float32 == want[0].dtype
+    assert_eigensystem(got[0].astype(float), got[1].astype(float), a.astype(float), want[0].astype(float), want[1].astype(float), rtol=2e-6)
+    np.testing.assert_allclose(got[2], want[2], rtol=0, atol=1e-13)
+
+
+def test_gradient():
+    x = pt.dmatrix("x")
+    w, v = pt.linalg.eigh(x)
+    # A cost that does not depend on the eigenvectors' signs.
+    cost = (w**2 * pt.arange(1, 5)).sum() + ((v**2) * pt.arange(4)).sum()
+    f, ref = compile_both([x], [cost, pytensor.grad(cost, x)])
+    a = symmetric(np.random.default_rng(3), 4)
+    for g, r in zip(f(a), ref(a)):
+        assert_same(g, r, rtol=1e-9)
+
+
+def test_non_finite_input_and_bad_shapes():
+    x = pt.dmatrix("x")
+    f, ref = compile_both([x], [eigvalsh(x, None), *pt.linalg.eigh(x)])
+    # Non-finite anywhere, even in the triangle not read: scipy's check_finite ValueError.
+    for bad in [np.nan, np.inf]:
+        for at in [(2, 1), (0, 2)]:
+            a = np.eye(3)
+            a[at] = bad
+            raises_like(f, ref, [a])
+    # Not square: numpy's LinAlgError, as the C backend raises.
+    got_e, want_e = raises_like(f, ref, [np.ones((3, 2))])
+    assert type(got_e).__name__ == "LinAlgError"
+
+
+def test_generalized_problem_is_refused_by_name():
+    x, y = pt.dmatrix("x"), pt.dmatrix("y")
+    with pytest.raises(NotImplementedError, match="generalized"):
+        pytensor.function([x, y], eigvalsh(x, y), mode="MLIR")
