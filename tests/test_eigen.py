@@ -108,3 +108,30 @@ def test_generalized_problem_is_refused_by_name():
     x, y = pt.dmatrix("x"), pt.dmatrix("y")
     with pytest.raises(NotImplementedError, match="generalized"):
         pytensor.function([x, y], eigvalsh(x, y), mode="MLIR")
+
+
+def test_singular_values():
+    """`svd(compute_uv=False)` (one-sided Jacobi): numpy's singular values, descending, for
+    tall, wide, square, rank-deficient, graded and empty matrices, float32 too; numpy's
+    LinAlgError for a non-finite element; U and V^T refused by name."""
+    x, xf = pt.dmatrix("x"), pt.fmatrix("xf")
+    f, ref = compile_both([x, xf], [pt.linalg.svd(x, compute_uv=False), pt.linalg.svd(xf, compute_uv=False)])
+    assert "SVD" in {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+    rng = np.random.default_rng(4)
+    low_rank = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 5))
+    graded = rng.normal(size=(5, 5)) * 10.0 ** -np.arange(0, 15, 3)
+    for a in [rng.normal(size=(7, 3)), rng.normal(size=(3, 7)), rng.normal(size=(5, 5)), low_rank, graded, np.zeros((3, 2)), np.ones((1, 4)), np.zeros((0, 3))]:
+        got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
+        assert got[0].shape == want[0].shape and got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
+        scale = max(1.0, float(want[0].max(initial=0.0)))
+        np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-14 * scale * max(a.shape))
+        np.testing.assert_allclose(got[1], want[1], rtol=0, atol=2e-6 * scale * max(a.shape))
+        assert np.all(np.diff(got[0]) <= 0)
+    # The graded matrix's smallest values, relative to themselves (Jacobi keeps them).
+    got = f(graded, graded.astype("float32"))[0]
+    np.testing.assert_allclose(got, ref(graded, graded.astype("float32"))[0], rtol=1e-10)
+    bad = np.eye(3)
+    bad[1, 2] = np.nan
+    raises_like(f, ref, [bad, bad.astype("float32")])
+    with pytest.raises(NotImplementedError, match="compute_uv"):
+        pytensor.function([x], pt.linalg.svd(x), mode="MLIR")

@@ -101,6 +101,8 @@ pub enum Op {
     /// upper triangle) and `Eigvalsh` (the eigenvalues alone).
     Eigh { lower: bool },
     Eigvalsh { lower: bool },
+    /// `SVD`: numpy's svd; only `compute_uv` false (the singular values) is lowered.
+    SVD { compute_uv: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -684,6 +686,7 @@ impl Op {
             }
             "Eigh" => Ok(Op::Eigh { lower: prop_bool(op, "lower")? }),
             "Eigvalsh" => Ok(Op::Eigvalsh { lower: prop_bool(op, "lower")? }),
+            "SVD" => Ok(Op::SVD { compute_uv: prop_bool(op, "compute_uv")? }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -847,7 +850,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "BatchedDot", "Blockwise",
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
-    "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh",
+    "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

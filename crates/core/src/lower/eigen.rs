@@ -84,46 +84,12 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
     let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
         let round = body.arith(Arith::RemUI, t, &rr);
-        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element)?])
+        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
     })?[0]
         .clone();
 
-    // Ascending order (ties by index): each eigenvalue's rank, then the source of each rank.
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
-    // (Positions travel as i64: index tensors cannot cross IREE's dispatches.)
-    let vec_i = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(&n));
-    let nn = n.clone();
-    let rank = b.linalg_generic(&[], &[vec_i.clone()], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let i = g.linalg_index(0);
-        let wi = eigenvalue(g, &i);
-        let (z, o) = (g.constant_index(0), g.constant_index(1));
-        let r = g.scf_for(&z, &nn, &o, &[z.clone()], |lp, j, c| {
-            let wj = eigenvalue(lp, j);
-            let less = lp.cmpf(CmpF::Olt, &wj, &wi);
-            let same = lp.cmpf(CmpF::Oeq, &wj, &wi);
-            let before = lp.cmpi(CmpI::Ult, j, &i);
-            let tie = lp.arith(Arith::AndI, &same, &before);
-            let earlier = lp.arith(Arith::OrI, &less, &tie);
-            let one = lp.constant_index(1);
-            let next = lp.arith(Arith::AddI, &c[0], &one);
-            Ok::<_, String>(vec![lp.select(&earlier, &next, &c[0])])
-        })?;
-        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
-    })?[0]
-        .clone();
-    let nn = n.clone();
-    let source = b.linalg_generic(&[], &[vec_i], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let k = g.linalg_index(0);
-        let (z, o) = (g.constant_index(0), g.constant_index(1));
-        let r = g.scf_for(&z, &nn, &o, &[z.clone()], |lp, i, c| {
-            let ri = lp.tensor_extract(&rank, &[i.clone()]);
-            let ri = lp.index_cast(&ri, ScalarType::Index);
-            let here = lp.cmpi(CmpI::Eq, &ri, &k);
-            Ok::<_, String>(vec![lp.select(&here, i, &c[0])])
-        })?;
-        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
-    })?[0]
-        .clone();
+    let source = order(b, &n, &eigenvalue, CmpF::Olt)?;
     let w_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&n));
     let w = b.linalg_generic(&[], &[w_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
         let k = g.linalg_index(0);
@@ -149,25 +115,161 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     Ok(())
 }
 
-/// One round of rotations on [A; V] (2n x n): A' = J^T A J and V' = V J, J the rotations
-/// of round `round` in the round-robin order of `m` slots. Each index's (a_k, b_k) is
-/// computed once, by a kernel of n lanes, then read by the n x 2n elements.
-fn rotate(b: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, element: ScalarType) -> Result<Value, String> {
+/// The position each of the n values `value(k)` comes from in ascending (`before`
+/// `Olt`) or descending (`Ogt`) order, ties by index: each value's rank (how many come
+/// before it), then the source of each rank; an i64 vector (index tensors cannot cross
+/// IREE's dispatches).
+fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, before: CmpF) -> Result<Value, String> {
+    let vec_i = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(n));
+    let rank = b.linalg_generic(&[], &[vec_i.clone()], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let i = g.linalg_index(0);
+        let wi = value(g, &i);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let r = g.scf_for(&z, n, &o, &[z.clone()], |lp, j, c| {
+            let wj = value(lp, j);
+            let ahead = lp.cmpf(before, &wj, &wi);
+            let same = lp.cmpf(CmpF::Oeq, &wj, &wi);
+            let lower_index = lp.cmpi(CmpI::Ult, j, &i);
+            let tie = lp.arith(Arith::AndI, &same, &lower_index);
+            let earlier = lp.arith(Arith::OrI, &ahead, &tie);
+            let one = lp.constant_index(1);
+            let next = lp.arith(Arith::AddI, &c[0], &one);
+            Ok::<_, String>(vec![lp.select(&earlier, &next, &c[0])])
+        })?;
+        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
+    })?[0]
+        .clone();
+    let source = b.linalg_generic(&[], &[vec_i], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let r = g.scf_for(&z, n, &o, &[z.clone()], |lp, i, c| {
+            let ri = lp.tensor_extract(&rank, &[i.clone()]);
+            let ri = lp.index_cast(&ri, ScalarType::Index);
+            let here = lp.cmpi(CmpI::Eq, &ri, &k);
+            Ok::<_, String>(vec![lp.select(&here, i, &c[0])])
+        })?;
+        Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
+    })?[0]
+        .clone();
+    Ok(source)
+}
+
+/// `SVD(full_matrices, compute_uv)`: with `compute_uv` false, numpy's singular values
+/// (descending) by one-sided Jacobi (Hestenes): W = A (A^T if wide, the same values) has
+/// its columns rotated pairwise until orthogonal, in the round-robin order and number of
+/// sweeps of `eigh`; the values are W's column norms. U and V^T (`compute_uv`) are not
+/// lowered: a rank-deficient A needs U's columns completed to an orthonormal basis.
+pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Result<(), String> {
+    if compute_uv {
+        return Err("SVD with compute_uv=True (U and V^T) is not lowered; the singular values alone (compute_uv=False) are".into());
+    }
+    let x_var = node.inputs[0];
+    if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 1 {
+        return Err("SVD of a tensor that is not a matrix".into());
+    }
+    let out_s = node.outputs[0];
+    let element = working_type(cx.graph.ty(out_s), "SVD")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
+    // numpy's gesdd does not converge on a non-finite element: LinAlgError.
+    let not_finite = any_not_finite(b, &a)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(not_finite, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let tall = b.cmpi(CmpI::Uge, &m, &n);
+    let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    // [W; I]: W = A, or A^T where A is wide; under it the identity (V's rotations are
+    // carried with W's though only the values are returned: one code path with eigh's).
+    let rows = b.arith(Arith::AddI, &r, &c);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows, c.clone()]);
+    let rr = r.clone();
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
+        let in_w = g.cmpi(CmpI::Ult, &i, &rr);
+        let o = g.constant_index(1);
+        let last = g.arith(Arith::SubI, &rr, &o);
+        let wi = g.arith(Arith::MinUI, &i, &last);
+        let (ai, aj) = (g.select(&tall, &wi, &j), g.select(&tall, &j, &wi));
+        let v = g.tensor_extract(&a, &[ai, aj]);
+        let vi = g.arith(Arith::SubI, &i, &rr);
+        let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
+    })?[0]
+        .clone();
+    let start = cx.loop_start(b, &start)?;
+    let two = b.constant_index(2);
+    let odd = b.arith(Arith::RemUI, &c, &two);
+    let slots = b.arith(Arith::AddI, &c, &odd);
+    let m1 = b.arith(Arith::SubI, &slots, &one);
+    let rounds = b.arith(Arith::MaxSI, &m1, &one);
+    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    let total = b.arith(Arith::MulI, &sweeps, &rounds);
+    let (cc, ss, rd) = (c.clone(), slots.clone(), rounds.clone());
+    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
+        let round = body.arith(Arith::RemUI, t, &rd);
+        Ok::<_, String>(vec![rotate(body, &carried[0], &cc, &ss, &round, element, false)?])
+    })?[0]
+        .clone();
+    // The column norms, descending.
+    let norms_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
+    let rr = r.clone();
+    let norms = b.linalg_generic(&[], &[norms_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let sum = g.scf_for(&z, &rr, &o, &[zero], |lp, i, acc| {
+            let w = lp.tensor_extract(&state, &[i.clone(), k.clone()]);
+            Ok::<_, String>(vec![lp.fma(&w, &w, &acc[0])])
+        })?;
+        Ok::<_, String>(vec![g.math(MathUnary::Sqrt, &sum[0])])
+    })?[0]
+        .clone();
+    let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
+    let source = order(b, &c, &norm, CmpF::Ogt)?;
+    let s_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
+    let sv = b.linalg_generic(&[], &[s_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let i = g.tensor_extract(&source, &[k]);
+        let i = g.index_cast(&i, ScalarType::Index);
+        Ok::<_, String>(vec![norm(g, &i)])
+    })?[0]
+        .clone();
+    let d = cx.dims(x_var);
+    let k = cx.derived(super::shapes::DimExpr::Min(vec![d[0], d[1]]));
+    define(cx, b, out_s, &sv, vec![k]);
+    Ok(())
+}
+
+/// The (a_pp, a_qq, a_pq) a rotation in the plane (p, q) is computed from.
+type Gram<'a> = dyn Fn(&mut Block, &Value, &Value) -> (Value, Value, Value) + 'a;
+
+/// One round of rotations: `two_sided`, on [A; V] (2n x n), A' = J^T A J and V' = V J;
+/// else on [W; V] ((rows - n) x n over n x n), W' = W J and V' = V J with J from W's
+/// columns' Gram matrix (one-sided Jacobi). J: the rotations of round `round` in the
+/// round-robin order of `m` slots. Each index's (a_k, b_k) is computed once, by a kernel
+/// of n lanes, then read by every element.
+fn rotate(b: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
     let coef_init = b.tensor_empty(TensorType::new(vec![None, Some(2)], element), std::slice::from_ref(n));
+    let rows = b.tensor_dim(s, 0);
+    let columns_gram = |g: &mut Block, p: &Value, q: &Value| column_products(g, s, &rows, p, q, element);
+    let entries = |g: &mut Block, p: &Value, q: &Value| {
+        let at = |g: &mut Block, x: &Value, y: &Value| g.tensor_extract(s, &[x.clone(), y.clone()]);
+        (at(g, p, p), at(g, q, q), at(g, p, q))
+    };
+    let gram: &Gram = if two_sided { &entries } else { &columns_gram };
     let coefs = b.linalg_generic(&[], &[coef_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
         let (k, which) = (g.linalg_index(0), g.linalg_index(1));
-        let (ak, bk, _) = plane(g, s, n, m, round, &k, element);
+        let (ak, bk, _) = plane(g, n, m, round, &k, element, gram);
         let z = g.constant_index(0);
         let first = g.cmpi(CmpI::Eq, &which, &z);
         Ok::<_, String>(vec![g.select(&first, &ak, &bk)])
     })?[0]
         .clone();
-    let two_n = b.arith(Arith::AddI, n, n);
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n, n.clone()]);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), n.clone()]);
     let r = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
         let (r, j) = (g.linalg_index(0), g.linalg_index(1));
-        let in_a = g.cmpi(CmpI::Ult, &r, n);
-        let i = g.arith(Arith::RemUI, &r, n);
         let coef = |g: &mut Block, k: &Value| {
             let (z, o) = (g.constant_index(0), g.constant_index(1));
             let a = g.tensor_extract(&coefs, &[k.clone(), z]);
@@ -176,7 +278,17 @@ fn rotate(b: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, element
             (a, bb, p)
         };
         let (aj, bj, pj) = coef(g, &j);
-        // A part: rows i and its partner, columns j and its partner.
+        // Rotated columns (V, or SVD's W and V): row r, columns j and its partner.
+        let v1 = g.tensor_extract(s, &[r.clone(), j.clone()]);
+        let v2 = g.tensor_extract(s, &[r.clone(), pj.clone()]);
+        let right = g.arith(Arith::MulF, &aj, &v1);
+        let right = g.fma(&bj, &v2, &right);
+        if !two_sided {
+            return Ok(vec![right]);
+        }
+        // A's rows (r < n) rotate on both sides: rows i and its partner, columns j and its.
+        let in_a = g.cmpi(CmpI::Ult, &r, n);
+        let i = g.arith(Arith::RemUI, &r, n);
         let (ai, bi, pi) = coef(g, &i);
         let at = |g: &mut Block, x: &Value, y: &Value| g.tensor_extract(s, &[x.clone(), y.clone()]);
         let (x11, x12, x21, x22) = (at(g, &i, &j), at(g, &i, &pj), at(g, &pi, &j), at(g, &pi, &pj));
@@ -188,11 +300,6 @@ fn rotate(b: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, element
             let u = g.arith(Arith::MulF, &ai, &u);
             g.fma(&bi, &w, &u)
         };
-        // V part: row r - n, columns j and its partner.
-        let v1 = g.tensor_extract(s, &[r.clone(), j.clone()]);
-        let v2 = g.tensor_extract(s, &[r.clone(), pj.clone()]);
-        let right = g.arith(Arith::MulF, &aj, &v1);
-        let right = g.fma(&bj, &v2, &right);
         Ok::<_, String>(vec![g.select(&in_a, &left, &right)])
     })?;
     Ok(r[0].clone())
@@ -208,13 +315,13 @@ fn resting_partner(g: &mut Block, n: &Value, m: &Value, round: &Value, k: &Value
 /// For index `k` in round `round`: (a_k, b_k, partner) with column k of J equal to a_k e_k
 /// + b_k e_partner; (1, 0, k) where k's partner is the dummy slot or its plane is already
 /// diagonal.
-fn plane(g: &mut Block, s: &Value, n: &Value, m: &Value, round: &Value, k: &Value, element: ScalarType) -> (Value, Value, Value) {
+/// `gram(p, q)` gives (a_pp, a_qq, a_pq) of the symmetric matrix the rotation diagonalizes
+/// (A itself, or the Gram matrix of SVD's columns).
+fn plane(g: &mut Block, n: &Value, m: &Value, round: &Value, k: &Value, element: ScalarType, gram: &Gram) -> (Value, Value, Value) {
     // A dummy partner reads k's own plane (a valid index), and rests.
     let pk = resting_partner(g, n, m, round, k);
     let (p, q) = (g.arith(Arith::MinUI, k, &pk), g.arith(Arith::MaxUI, k, &pk));
-    let app = g.tensor_extract(s, &[p.clone(), p.clone()]);
-    let aqq = g.tensor_extract(s, &[q.clone(), q.clone()]);
-    let apq = g.tensor_extract(s, &[p.clone(), q.clone()]);
+    let (app, aqq, apq) = gram(g, &p, &q);
     let zero = g.constant_f64(0.0, element);
     let one = g.constant_f64(1.0, element);
     // theta = (a_qq - a_pp) / (2 a_pq); t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
@@ -273,4 +380,21 @@ fn partner(g: &mut Block, m: &Value, round: &Value, k: &Value) -> Value {
     let slot = g.arith(Arith::AddI, &fwd, &one);
     let at_fixed = g.cmpi(CmpI::Eq, &other, &zero);
     g.select(&at_fixed, &zero, &slot)
+}
+
+/// (|w_p|^2, |w_q|^2, w_p . w_q) of columns p and q of W, the first `rows - n` rows of
+/// `s` (V's rows under it are not part of it).
+fn column_products(g: &mut Block, s: &Value, rows: &Value, p: &Value, q: &Value, element: ScalarType) -> (Value, Value, Value) {
+    let n = g.tensor_dim(s, 1);
+    let w_rows = g.arith(Arith::SubI, rows, &n);
+    let (z, o) = (g.constant_index(0), g.constant_index(1));
+    let zero = g.constant_f64(0.0, element);
+    let r = g
+        .scf_for(&z, &w_rows, &o, &[zero.clone(), zero.clone(), zero], |lp, i, acc| {
+            let wp = lp.tensor_extract(s, &[i.clone(), p.clone()]);
+            let wq = lp.tensor_extract(s, &[i.clone(), q.clone()]);
+            Ok::<_, String>(vec![lp.fma(&wp, &wp, &acc[0]), lp.fma(&wq, &wq, &acc[1]), lp.fma(&wp, &wq, &acc[2])])
+        })
+        .expect("the products' loop cannot fail");
+    (r[0].clone(), r[1].clone(), r[2].clone())
 }
