@@ -93,6 +93,16 @@ def name_of(c):
     return c if isinstance(c, str) else c.__name__
 
 
+# Ops lowered for some of their forms only: what the table adds to their `yes` (the rest is
+# refused at compile time, by name).
+PARTIAL = {
+    "SVD": "compute_uv=False only",
+    "Eigh": "no second matrix",
+    "Eigvalsh": "no second matrix",
+    "QR": "no pivoting",
+}
+
+
 def main():
     tensor_names, scalar_names = _core.lowered_op_names()
     lowered = set(tensor_names) | set(scalar_names)
@@ -111,13 +121,14 @@ def main():
         return "no"
 
     rows = sorted(by_name.items(), key=lambda kv: kv[0].lower())
-    print("MLIR: `yes` lowered by a rule; `inner graph`: an OpFromGraph subclass, lowered through its inner graph when every Op inside lowers; `no`: refused at compile time.")
+    print("MLIR: `yes` lowered by a rule (in parentheses: the forms it is limited to); `inner graph`: an OpFromGraph subclass, lowered through its inner graph when every Op inside lowers; `no`: refused at compile time.")
     print()
     print("| Op | kind | JAX | Numba | MLIR |")
     print("|---|---|---|---|---|")
     for name, (c, backends) in rows:
         kind = "scalar" if isinstance(c, type) and issubclass(c, ScalarOp) else "tensor"
-        print(f"| `{name}` | {kind} | {'x' if 'jax' in backends else ''} | {'x' if 'numba' in backends else ''} | {status(c)} |")
+        shown = f"{status(c)} ({PARTIAL[name]})" if status(c) == "yes" and name in PARTIAL else status(c)
+        print(f"| `{name}` | {kind} | {'x' if 'jax' in backends else ''} | {'x' if 'numba' in backends else ''} | {shown} |")
     print()
     def counts(names):
         st = [status(by_name[n][0]) for n in names]
