@@ -12,11 +12,11 @@
 //! and exact scaling by powers of two. IREE's own expm1, log1p, sinh, asinh, acosh and
 //! atanh are thousands of ULP off in f64 (../shared/FACTS.md).
 //!
-//! Each function works on its argument's float type, f32 or f64 (in f32 on the target's
-//! exp and log). On llvm-cpu (and CUDA) `scalar.rs` calls the f64 versions for f32 data and
-//! rounds once, which makes them nearly correctly rounded; the f32 versions are what
-//! Vulkan and Metal get (whose f32 exp and log are the device's: lavapipe's exp is within
-//! 68 ULP, so nothing built on it is better there). Split constants (hi + lo) come from
+//! Each function works on its argument's float type, f32 or f64 (in f32 on our f32 exp
+//! and log, exp_log_f32.rs). For f32 data `scalar.rs` calls the f64 versions and rounds
+//! once on CUDA, and on llvm-cpu for the functions its `native_f32_op` leaves widened
+//! (nearly correctly rounded); the f32 versions are what llvm-cpu's native functions,
+//! Vulkan and Metal get. Split constants (hi + lo) come from
 //! `scripts/exp_log_constants.py` (mpmath at 200 bits).
 
 use super::{PerType, F};
@@ -34,32 +34,12 @@ const INV_LN10_LO: PerType = (1.098319650216765e-17, -1.0103049952192578e-08);
 const LOG10_2_HI: PerType = (0.30102999566395283, 0.301025390625);
 const LOG10_2_LO: PerType = (2.8363394551044964e-14, 4.605039066518657e-06);
 
-/// log(u), relative to itself also for u near 1. In f64 that is `log_own` (within 1 ULP,
-/// measured, near 1 too). In f32 (the Vulkan and Metal path) the device's log may be
-/// accurate only in absolute terms (lavapipe's log(1 + 4.5e-5) was 4e-4 off relatively):
-/// within 1/4 of 1 it is 2 atanh(s) = 2s(1 + s^2/3 + s^4/5 + s^6/7 + s^8/9) with
-/// s = (u - 1)/(u + 1), |s| <= 1/7, whose next term is below f32's rounding.
+/// log(u), relative to itself also for u near 1: `F::log`, ours in both types (`log_own`,
+/// exp_log_f32.rs), each within 1 ULP, near 1 too. (Vulkan's and Metal's f32 log, which
+/// the f32 path used before, was accurate only in absolute terms there: lavapipe's
+/// log(1 + 4.5e-5) was 4e-4 off relatively.)
 fn log_near_one(f: &mut F, u: &Value) -> Value {
-    let l = f.log(u);
-    if f.f64() {
-        return l;
-    }
-    let one = f.c(1.0);
-    let d = f.sub(u, &one);
-    let e = f.add(u, &one);
-    let s = f.div(&d, &e);
-    let p = f.mul(&s, &s);
-    let mut poly = f.c(1.0 / 9.0);
-    for c in [1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0, 1.0] {
-        let k = f.c(c);
-        poly = f.fma(&poly, &p, &k);
-    }
-    let two_s = f.add(&s, &s);
-    let series = f.mul(&two_s, &poly);
-    let ad = f.abs(&d);
-    let quarter = f.c(0.25);
-    let near = f.cmp(CmpF::Olt, &ad, &quarter);
-    f.sel(&near, &series, &l)
+    f.log(u)
 }
 
 /// 1/n! for n = 3..13 (f64) and 3..8 (f32): Taylor's series of expm1 past r + r^2/2. For
@@ -114,10 +94,22 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let r = f.add(&scaled, &pm1);
     let k_zero = f.cmp(CmpF::Oeq, &k, &zero);
     let r = f.sel(&k_zero, &em, &r);
-    // Large x: e^x = 2^k (1 + expm1(r)).
+    // Large x: e^x = 2^k (1 + expm1(r)). In f32 past 15, e^x is below 2^25, so the -1
+    // still shows (4.6 ULP at 15.03 without it): 2^k (1 + expm1(r) - 2^-k), the sum carried
+    // to twice the precision and rounded once (k >= 21 there, so 2^-k is far below an
+    // ulp of 1).
     let big = f.t(36.0, 15.0);
     let large = f.cmp(CmpF::Ogt, x, &big);
-    let e_r = f.add(&one, &em);
+    let e_r = if f.f64() {
+        f.add(&one, &em)
+    } else {
+        let (h, h_lo) = f.fast_two_sum(&one, &s);
+        let minus_k = f.neg(&k);
+        let two_to_minus_k = f.ldexp(&one, &minus_k);
+        let l = f.add(&h_lo, &lo);
+        let l = f.sub(&l, &two_to_minus_k);
+        f.add(&h, &l)
+    };
     let ex = f.ldexp(&e_r, &k);
     let r = f.sel(&large, &ex, &r);
     let small = f.cmp(CmpF::Olt, x, &low_limit);
@@ -343,13 +335,13 @@ fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> (Value, Value) {
     (s, lo)
 }
 
-/// e^x: ours in f64 (`exp_own`), the target's `math.exp` in f32.
+/// e^x: ours (`exp_own` in f64, exp_log_f32.rs in f32).
 pub fn exp(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     f.exp(x)
 }
 
-/// log(x): ours in f64 (`log_own`), the target's `math.log` in f32.
+/// log(x): ours (`log_own` in f64, exp_log_f32.rs in f32).
 pub fn log(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     f.log(x)
@@ -411,7 +403,7 @@ fn log1p_or_log(f: &mut F, x: &Value, log_of: Option<(&Value, &Value)>) -> Value
 
 /// x = m * 2^e with m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too):
 /// (m, e as a float). Other x give garbage, to be replaced by the caller.
-fn split_exponent(f: &mut F, x: &Value) -> (Value, Value) {
+pub(super) fn split_exponent(f: &mut F, x: &Value) -> (Value, Value) {
     let (ity, fraction_bits, bias, pre_bits, min_normal) = if f.f64() {
         (ScalarType::I64, 52i64, 1023i64, 54, f64::MIN_POSITIVE)
     } else {
@@ -463,7 +455,7 @@ pub(super) fn log_dd(f: &mut F, x: &Value) -> (Value, Value) {
 }
 
 /// The special values of a logarithm: -inf at +-0, nan below 0 (and at nan), +inf at +inf.
-fn log_specials(f: &mut F, x: &Value, r: &Value) -> Value {
+pub(super) fn log_specials(f: &mut F, x: &Value, r: &Value) -> Value {
     let zero = f.c(0.0);
     let inf = f.c(f64::INFINITY);
     let minus_inf = f.c(f64::NEG_INFINITY);
@@ -565,8 +557,11 @@ pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let mid = f.add(&t, &q);
     let r = f.sel(&below_one, &small, &mid);
     let r = f.mul(&r, &half);
-    let h_half = f.mul(&t1, &half);
-    let large = f.mul(&h_half, &t1);
+    // h = e^(|x|/2): in f32 straight from `F::exp` (within 1 ULP), as 1 + expm1 it was
+    // rounded twice and sinh came out 8 ULP off at 30.
+    let h = if f.f64() { t1.clone() } else { f.exp(&a_half) };
+    let h_half = f.mul(&h, &half);
+    let large = f.mul(&h_half, &h);
     let r = f.sel(&beyond, &large, &r);
     let r = f.keep_nan(x, &r);
     f.copysign(&r, x)
@@ -598,7 +593,14 @@ pub fn cosh(b: &mut Block, x: &Value) -> Value {
     let e_half = f.mul(&e, &half);
     let mid = f.add(&e_half, &q);
     let r = f.sel(&is_small, &small, &mid);
-    let large = f.mul(&e_half, &e);
+    // As in sinh: in f32 h = e^(|x|/2) from `F::exp` (9 ULP at 30 as 1 + expm1).
+    let large = if f.f64() {
+        f.mul(&e_half, &e)
+    } else {
+        let h = f.exp(&a_half);
+        let h_half = f.mul(&h, &half);
+        f.mul(&h_half, &h)
+    };
     let r = f.sel(&beyond, &large, &r);
     f.keep_nan(x, &r)
 }

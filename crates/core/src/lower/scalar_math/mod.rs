@@ -11,6 +11,7 @@ pub mod beta;
 pub mod beta_inv;
 pub mod erf;
 pub mod exp_log;
+mod exp_log_f32;
 pub mod gamma;
 pub mod hyp2f1;
 pub mod incomplete_gamma;
@@ -74,20 +75,20 @@ impl<'a> F<'a> {
     pub fn abs(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::AbsF, a)
     }
-    /// e^a: in f64 ours (IREE's f64 exp is a scalar call per element on llvm-cpu), in
-    /// f32 the target's.
+    /// e^a, ours: in f64 because IREE's f64 exp is a scalar call per element on
+    /// llvm-cpu, in f32 because IREE's flushes subnormals and is 2 ULP off.
     pub fn exp(&mut self, a: &Value) -> Value {
         if self.f64() {
             return exp_log::exp_own(self, a);
         }
-        self.b.math(MathUnary::Exp, a)
+        exp_log_f32::exp(self, a)
     }
-    /// log(a): in f64 ours (as `exp`), in f32 the target's.
+    /// log(a), ours in both types (as `exp`).
     pub fn log(&mut self, a: &Value) -> Value {
         if self.f64() {
             return exp_log::log_own(self, a);
         }
-        self.b.math(MathUnary::Log, a)
+        exp_log_f32::log(self, a)
     }
     pub fn sqrt(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Sqrt, a)
