@@ -19,7 +19,7 @@
 //! Vulkan and Metal get. Split constants (hi + lo) come from
 //! `scripts/exp_log_constants.py` (mpmath at 200 bits).
 
-use super::{PerType, F};
+use super::{exp_log_f32, PerType, F};
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
 
 pub(super) const LN2_HI: PerType = (std::f64::consts::LN_2, std::f32::consts::LN_2 as f64);
@@ -391,6 +391,14 @@ fn log1p_or_log(f: &mut F, x: &Value, log_of: Option<(&Value, &Value)>) -> Value
     let r = f.sel(&x_inf, &inf, &r);
     let x_minus_one = f.cmp(CmpF::Oeq, x, &minus_one);
     let r = f.sel(&x_minus_one, &minus_inf, &r);
+    // f32 near 0: without the TwoSum (see `log1p_central`).
+    let r = if f.f64() {
+        r
+    } else {
+        let central = exp_log_f32::log1p_central(f, x);
+        let inside = f.inside(x, std::f64::consts::FRAC_1_SQRT_2 - 1.0, std::f64::consts::SQRT_2 - 1.0);
+        f.sel(&inside, &central, &r)
+    };
     match log_of {
         Some((_, direct)) if f.f64() => f.sel(direct, &log_u, &r),
         Some((y, direct)) => {
