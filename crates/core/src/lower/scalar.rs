@@ -100,6 +100,12 @@ thread_local! {
     static NATIVE_OP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// Whether f32 `math.fma` is surely fused: on llvm-cpu (`native_f32`'s target), not on
+/// SPIR-V (lavapipe's is not).
+pub(crate) fn fused_f32_fma() -> bool {
+    TARGET.with(|t| t.get().native_f32)
+}
+
 /// Whether f32 math of the op being lowered is widened to f64: where the target has f64
 /// math, unless the target computes this op natively (`native_f32`).
 fn widen_this_f32() -> bool {

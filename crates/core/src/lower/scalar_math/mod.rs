@@ -216,14 +216,16 @@ impl<'a> F<'a> {
         (s, e)
     }
     /// (p, e) with p = a * c rounded and p + e = a * c exactly, barring underflow (and,
-    /// in f32, overflow past 1e34). f64 uses one FMA (llvm-cpu's is always fused). f32 is
-    /// what Vulkan and Metal run, whose SPIR-V `Fma` need not be fused (lavapipe's is
+    /// in f32, overflow past 1e34). f64 uses one FMA (llvm-cpu's is always fused), f32 on
+    /// llvm-cpu too. Elsewhere f32 is what Vulkan and Metal run, whose SPIR-V `Fma` need not be fused (lavapipe's is
     /// not: the f32 reduction lost its exactness), so there it is Dekker's product:
     /// Veltkamp's split of each factor into 12-bit halves, whose partial products are
     /// exact, using only rounded `*`, `+`, `-`.
     pub fn two_prod(&mut self, a: &Value, c: &Value) -> (Value, Value) {
         let p = self.mul(a, c);
-        if self.f64() {
+        // llvm-cpu's f32 FMA is fused too (and the 17 ops of Dekker's product made the
+        // native f32 functions slower than f64's).
+        if self.f64() || crate::lower::scalar::fused_f32_fma() {
             let minus_p = self.neg(&p);
             let e = self.fma(a, c, &minus_p);
             return (p, e);
