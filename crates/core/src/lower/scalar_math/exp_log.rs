@@ -84,6 +84,8 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let xc = f.sel(&above, &high_limit, x);
     let below = f.cmp(CmpF::Olt, &xc, &low_limit);
     let xc = f.sel(&below, &low_limit, &xc);
+    // Tiny x (selected back below) computed on 0 in f32.
+    let xc = f.tame_tiny(&xc, 1e-9).map_or(xc, |(v, _)| v);
     let (k, r_hi, r_lo) = reduce_ln2(f, &xc, None);
     let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
     let em = f.add(&s, &lo);
@@ -646,6 +648,9 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
 pub fn asinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: asinh(x) = x (x^3/6 is below half an ulp), computed on 0.
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let two = f.c(2.0);
     let zero = f.c(0.0);
@@ -669,6 +674,10 @@ pub fn asinh(b: &mut Block, x: &Value) -> Value {
     let ln2 = f.c(std::f64::consts::LN_2);
     let shift = f.sel(&beyond, &ln2, &zero);
     let r = f.add(&r, &shift);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
@@ -713,6 +722,9 @@ pub fn acosh(b: &mut Block, x: &Value) -> Value {
 pub fn atanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: atanh(x) = x (x^3/3 is below half an ulp), computed on 0.
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let half = f.c(0.5);
     let below_half = f.cmp(CmpF::Olt, &a, &half);
@@ -729,6 +741,10 @@ pub fn atanh(b: &mut Block, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let beyond = f.cmp(CmpF::Ogt, &a, &one);
     let r = f.sel(&beyond, &nan, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 

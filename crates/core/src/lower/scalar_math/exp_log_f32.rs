@@ -85,7 +85,10 @@ pub(super) fn log(f: &mut F, x: &Value) -> Value {
 /// that carries it elsewhere was folded away by lavapipe's compiler: log1p(9.2e-6) came
 /// out 0.6% off on Vulkan). Within 1 ULP, -0.0 kept.
 pub(super) fn log1p_central(f: &mut F, g: &Value) -> Value {
-    log_of_one_plus(f, g, None)
+    // Below 2^-25 log1p(g) = g (g^2/2 is below half an ulp): computed on 0 (`tame_tiny`).
+    let Some((safe, tiny)) = f.tame_tiny(g, 2f64.powi(-25)) else { unreachable!("f32 code") };
+    let v = log_of_one_plus(f, &safe, None);
+    f.sel(&tiny, g, &v)
 }
 
 /// g - (h - (s (h + R) + low)), fdlibm's log(1 + g) (see `log`), plus `low` if given.

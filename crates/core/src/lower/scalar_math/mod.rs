@@ -90,6 +90,21 @@ impl<'a> F<'a> {
         }
         exp_log_f32::log(self, a)
     }
+    /// In f32: (x, or 0 where |x| < limit; the lanes where it is), for functions that
+    /// equal x there to the last bit and select x back. Their formulas' products of tiny x
+    /// are subnormal in f32 (never in f64, where f32 data was computed before), and x86
+    /// takes about 100 cycles an op on those: tanh of 1e-19..1e-6 ran 2.7x slower than of
+    /// 1e-3..1. In f64 (None) nothing changes.
+    pub fn tame_tiny(&mut self, x: &Value, limit: f64) -> Option<(Value, Value)> {
+        if self.f64() {
+            return None;
+        }
+        let a = self.abs(x);
+        let l = self.c(limit);
+        let tiny = self.cmp(CmpF::Olt, &a, &l);
+        let zero = self.c(0.0);
+        Some((self.sel(&tiny, &zero, x), tiny))
+    }
     pub fn sqrt(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Sqrt, a)
     }
