@@ -360,7 +360,14 @@ pub fn log1p(b: &mut Block, x: &Value) -> Value {
 }
 
 fn log1p_in(f: &mut F, x: &Value) -> Value {
-    log1p_or_log(f, x, None)
+    // f32 below 2^-25: log1p(x) = x, computed on 0 (subnormal x was ~100x slower).
+    match f.tame_tiny(x, 2f64.powi(-25)) {
+        Some((safe, tiny)) => {
+            let r = log1p_or_log(f, &safe, None);
+            f.sel(&tiny, x, &r)
+        }
+        None => log1p_or_log(f, x, None),
+    }
 }
 
 /// log1p(x), or log(y) in the lanes where `direct` holds (`Some((y, direct))`): one
@@ -548,6 +555,10 @@ pub fn exp2(b: &mut Block, x: &Value) -> Value {
 pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: sinh(x) = x (x^3/6 is below half an ulp), computed on 0
+    // (subnormal x made every op on its lane ~100x slower).
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let half = f.c(0.5);
     let two = f.c(2.0);
@@ -574,6 +585,10 @@ pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let large = f.mul(&h_half, &h);
     let r = f.sel(&beyond, &large, &r);
     let r = f.keep_nan(x, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
@@ -583,6 +598,8 @@ pub fn sinh(b: &mut Block, x: &Value) -> Value {
 pub fn cosh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: cosh rounds to 1, as at 0 (subnormal x was ~100x slower).
+    let a = f.tame_tiny(&a, 2f64.powi(-13)).map_or(a, |(v, _)| v);
     let one = f.c(1.0);
     let half = f.c(0.5);
     let limit = f.t(22.0, 12.0);
@@ -621,6 +638,10 @@ pub fn cosh(b: &mut Block, x: &Value) -> Value {
 pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: tanh(x) = x (x^3/3 is below half an ulp), computed on 0
+    // (subnormal x made every op on its lane ~100x slower).
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let two = f.c(2.0);
     let below_one = f.cmp(CmpF::Olt, &a, &one);
@@ -638,6 +659,10 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
     let r = f.sel(&beyond, &one, &r);
     let r = f.keep_nan(x, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
