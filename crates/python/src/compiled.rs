@@ -56,6 +56,7 @@ fn check_dtypes(lowered: &Lowered, target: &Target, device: &str) -> PyResult<()
 fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
     let scalar = ScalarTarget {
         float64_math: matches!(target, Target::LlvmCpu { .. } | Target::Cuda { .. }),
+        native_f32: matches!(target, Target::LlvmCpu { .. }),
         scatter: matches!(target, Target::LlvmCpu { .. }),
         sum_contractions: matches!(target, Target::LlvmCpu { .. }),
         packed_matmul: target.matmul_vector_bytes(),

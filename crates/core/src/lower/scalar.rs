@@ -48,6 +48,10 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// rather than a parameter because every rule that builds a `linalg.generic` would have to
 /// carry it to the scalar code, for one bit.
 ///
+/// `native_f32`: the float32 functions of `native_f32_op` are computed in f32 even where
+/// f64 math is there (llvm-cpu: twice the lanes a vector, no conversions), being within
+/// their accuracy goal in f32.
+///
 /// `scatter`: the target compiles `iree_linalg_ext.scatter` on dynamic shapes (llvm-cpu;
 /// IREE 3.13's SPIR-V codegen fails on it, asking for 2^56 bytes of workgroup memory), so
 /// scatter-adds use it instead of a reduction over every (row, index) pair.
@@ -63,6 +67,7 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScalarTarget {
     pub float64_math: bool,
+    pub native_f32: bool,
     pub scatter: bool,
     pub sum_contractions: bool,
     pub packed_matmul: Option<u32>,
@@ -70,7 +75,8 @@ pub struct ScalarTarget {
 
 impl ScalarTarget {
     /// llvm-cpu's: everything but the packed matmuls, whose tiles depend on the host.
-    pub const CPU: ScalarTarget = ScalarTarget { float64_math: true, scatter: true, sum_contractions: true, packed_matmul: None };
+    pub const CPU: ScalarTarget =
+        ScalarTarget { float64_math: true, native_f32: true, scatter: true, sum_contractions: true, packed_matmul: None };
 }
 
 thread_local! {
@@ -87,6 +93,23 @@ pub fn with_target<R>(target: ScalarTarget, f: impl FnOnce() -> R) -> R {
 
 pub(crate) fn widen_f32() -> bool {
     TARGET.with(|t| t.get().float64_math)
+}
+
+thread_local! {
+    /// Whether the op being lowered is computed in f32 on f32 data (`native_f32`).
+    static NATIVE_OP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether f32 `math.fma` is surely fused: on llvm-cpu (`native_f32`'s target), not on
+/// SPIR-V (lavapipe's is not).
+pub(crate) fn fused_f32_fma() -> bool {
+    TARGET.with(|t| t.get().native_f32)
+}
+
+/// Whether f32 math of the op being lowered is widened to f64: where the target has f64
+/// math, unless the target computes this op natively (`native_f32`).
+fn widen_this_f32() -> bool {
+    widen_f32() && !NATIVE_OP.with(|n| n.get())
 }
 
 /// Whether the target compiles `iree_linalg_ext.scatter` (see [`ScalarTarget`]).
@@ -203,6 +226,47 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         return Err("complex dtypes are not supported".into());
     }
     let out = outs[0];
+    let native = TARGET.with(|t| t.get().native_f32) && native_f32_op(op);
+    let previous = NATIVE_OP.with(|n| n.replace(native));
+    let v = lower_op(b, op, ins, out, flags);
+    NATIVE_OP.with(|n| n.set(previous));
+    Ok(vec![Scalar { value: v?, dtype: out }])
+}
+
+/// The float32 functions computed in f32 where the target allows it (`native_f32`,
+/// llvm-cpu: 16 lanes a vector instead of 8, no conversions): those within their goal in
+/// f32 (4 ULP for elementary functions; 8 for special ones where scipy is that
+/// accurate). The others stay in f64, rounded once (nearly correctly rounded). Max ULP of
+/// the f32 code: first from the accuracy report's 5000 points (`python
+/// benchmarks/accuracy.py --dtype float32 NAME`), then from every 61st float32 bit
+/// pattern (70 million points, against numpy/scipy in f64).
+fn native_f32_op(op: &ScalarOp) -> bool {
+    match op {
+        // exp 0.76 / 0.85, log 0.74 / 0.83 (exp_log_f32.rs), exp2 0.84 / 0.98.
+        ScalarOp::Exp | ScalarOp::Log | ScalarOp::Exp2 => true,
+        // expm1 1.03 / 1.06, log1p 1.27 / 1.44, log2 1.15 / 1.53, log10 1.28 / 1.52.
+        ScalarOp::Expm1 | ScalarOp::Log1p | ScalarOp::Log2 | ScalarOp::Log10 => true,
+        // tanh 2.11 / 2.18, sinh 2.08 / 2.52, cosh 2.17 / 2.52, arcsinh 1.46 / 1.97,
+        // arccosh 1.77 / 2.48, arctanh 1.42 / 2.03.
+        ScalarOp::Tanh | ScalarOp::Sinh | ScalarOp::Cosh | ScalarOp::ArcSinh | ScalarOp::ArcCosh | ScalarOp::ArcTanh => true,
+        // sigmoid 1.74 / 2.30, softplus 1.45 / 1.93, log1mexp 1.58 / 2.03.
+        ScalarOp::Sigmoid | ScalarOp::Softplus | ScalarOp::Log1mexp => true,
+        // erf 2.22 / 2.45, erfc 3.36 / 4.04 (C's erff/erfcf: 0.71 and 2.25 on the
+        // report's points; the goal for special functions is 8).
+        ScalarOp::Erf | ScalarOp::Erfc => true,
+        // arcsin 0.60 / 0.64, arccos 0.55 / 0.63, arctan 0.54 / 0.64.
+        ScalarOp::ArcSin | ScalarOp::ArcCos | ScalarOp::ArcTan => true,
+        // Widened: sin, cos and tan, whose f32 reduction is accurate only up to 2^20
+        // (trig.rs; in f64 up to 2^53): at 1.2e9 the f32 code is wrong in every digit.
+        // arctan2 is accurate in f32 (0.72 ULP) but was slower there (2865 vs 1270 us on
+        // bench_scalar.py's points: tiny quotients make subnormal products, see
+        // `F::tame_tiny`).
+        _ => false,
+    }
+}
+
+/// One scalar op (not a `Composite` or `Loop`) at the output dtype `out`.
+fn lower_op(b: &mut Block, op: &ScalarOp, ins: &[Scalar], out: DType, flags: &mut Flags) -> Result<Value, String> {
     let v = match op {
         ScalarOp::Add => arith_rule(b, ins, out, Arith::AddF, Arith::AddI, Some(Arith::OrI)),
         ScalarOp::Sub => arith_rule(b, ins, out, Arith::SubF, Arith::SubI, None),
@@ -305,7 +369,7 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         // End of issue 3's special-function block.
         ScalarOp::Composite(_) | ScalarOp::Loop(_) => unreachable!("handled above"),
     };
-    Ok(vec![Scalar { value: v, dtype: out }])
+    Ok(v)
 }
 
 /// The `Composite`'s scalar graph, node by node, inside the enclosing body.
@@ -892,12 +956,11 @@ fn float_unary(b: &mut Block, x: &Scalar, out: DType, op: MathUnary) -> Result<V
         MathUnary::Log => exp_log::log(b, v),
         _ => b.math(op, v),
     };
-    if ty == ScalarType::F64 || op == MathUnary::Sqrt || !widen_f32() {
+    if ty == ScalarType::F64 || op == MathUnary::Sqrt || !widen_this_f32() {
         return Ok(apply(b, &x.value));
     }
-    // IREE's f32 `exp` and `log` flush subnormals (exp(-100) is 0, log(1e-42) is
-    // log(2^-126)) and are 2 ulps off; in f64, then rounded once, they are exact where
-    // C's `expf` and `logf` are. (sqrt is exact in any width.)
+    // In f64, then rounded once, exp and log are nearly correctly rounded; in f32 (ours,
+    // scalar_math/exp_log_f32.rs) within 1 ULP. (sqrt is exact in any width.)
     let wide = b.cast(Cast::ExtF, &x.value, ScalarType::F64);
     let r = apply(b, &wide);
     Ok(b.cast(Cast::TruncF, &r, ty))
@@ -1119,7 +1182,7 @@ fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value
     let ty = scalar_type(out);
     let work = match ty {
         ScalarType::F64 => ScalarType::F64,
-        _ if widen_f32() => ScalarType::F64,
+        _ if widen_this_f32() => ScalarType::F64,
         _ => ScalarType::F32,
     };
     let args = xs
@@ -1149,7 +1212,8 @@ mod special_function_tests {
               "nodes": [{{"op": {{"type": "Elemwise", "props": {{"scalar_op": {{"$op": {{"type": "{op}", "props": {{}}}}}}}}}},
                           "inputs": [0], "outputs": [1]}}]}}"#
         );
-        crate::compile_export(&json, crate::ScalarTarget { float64_math, scatter: true, ..crate::ScalarTarget::CPU })
+        // Without llvm-cpu's native f32 functions (erf, erfc): CUDA's.
+        crate::compile_export(&json, crate::ScalarTarget { float64_math, native_f32: false, scatter: true, ..crate::ScalarTarget::CPU })
     }
 
     /// Targets without f64 math (Vulkan, Metal) get the f32 versions: no f64 in the MLIR.

@@ -12,14 +12,14 @@
 //! and exact scaling by powers of two. IREE's own expm1, log1p, sinh, asinh, acosh and
 //! atanh are thousands of ULP off in f64 (../shared/FACTS.md).
 //!
-//! Each function works on its argument's float type, f32 or f64 (in f32 on the target's
-//! exp and log). On llvm-cpu (and CUDA) `scalar.rs` calls the f64 versions for f32 data and
-//! rounds once, which makes them nearly correctly rounded; the f32 versions are what
-//! Vulkan and Metal get (whose f32 exp and log are the device's: lavapipe's exp is within
-//! 68 ULP, so nothing built on it is better there). Split constants (hi + lo) come from
+//! Each function works on its argument's float type, f32 or f64 (in f32 on our f32 exp
+//! and log, exp_log_f32.rs). For f32 data `scalar.rs` calls the f64 versions and rounds
+//! once on CUDA, and on llvm-cpu for the functions its `native_f32_op` leaves widened
+//! (nearly correctly rounded); the f32 versions are what llvm-cpu's native functions,
+//! Vulkan and Metal get. Split constants (hi + lo) come from
 //! `scripts/exp_log_constants.py` (mpmath at 200 bits).
 
-use super::{PerType, F};
+use super::{exp_log_f32, PerType, F};
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
 
 pub(super) const LN2_HI: PerType = (std::f64::consts::LN_2, std::f32::consts::LN_2 as f64);
@@ -34,32 +34,12 @@ const INV_LN10_LO: PerType = (1.098319650216765e-17, -1.0103049952192578e-08);
 const LOG10_2_HI: PerType = (0.30102999566395283, 0.301025390625);
 const LOG10_2_LO: PerType = (2.8363394551044964e-14, 4.605039066518657e-06);
 
-/// log(u), relative to itself also for u near 1. In f64 that is `log_own` (within 1 ULP,
-/// measured, near 1 too). In f32 (the Vulkan and Metal path) the device's log may be
-/// accurate only in absolute terms (lavapipe's log(1 + 4.5e-5) was 4e-4 off relatively):
-/// within 1/4 of 1 it is 2 atanh(s) = 2s(1 + s^2/3 + s^4/5 + s^6/7 + s^8/9) with
-/// s = (u - 1)/(u + 1), |s| <= 1/7, whose next term is below f32's rounding.
+/// log(u), relative to itself also for u near 1: `F::log`, ours in both types (`log_own`,
+/// exp_log_f32.rs), each within 1 ULP, near 1 too. (Vulkan's and Metal's f32 log, which
+/// the f32 path used before, was accurate only in absolute terms there: lavapipe's
+/// log(1 + 4.5e-5) was 4e-4 off relatively.)
 fn log_near_one(f: &mut F, u: &Value) -> Value {
-    let l = f.log(u);
-    if f.f64() {
-        return l;
-    }
-    let one = f.c(1.0);
-    let d = f.sub(u, &one);
-    let e = f.add(u, &one);
-    let s = f.div(&d, &e);
-    let p = f.mul(&s, &s);
-    let mut poly = f.c(1.0 / 9.0);
-    for c in [1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0, 1.0] {
-        let k = f.c(c);
-        poly = f.fma(&poly, &p, &k);
-    }
-    let two_s = f.add(&s, &s);
-    let series = f.mul(&two_s, &poly);
-    let ad = f.abs(&d);
-    let quarter = f.c(0.25);
-    let near = f.cmp(CmpF::Olt, &ad, &quarter);
-    f.sel(&near, &series, &l)
+    f.log(u)
 }
 
 /// 1/n! for n = 3..13 (f64) and 3..8 (f32): Taylor's series of expm1 past r + r^2/2. For
@@ -104,6 +84,8 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let xc = f.sel(&above, &high_limit, x);
     let below = f.cmp(CmpF::Olt, &xc, &low_limit);
     let xc = f.sel(&below, &low_limit, &xc);
+    // Tiny x (selected back below) computed on 0 in f32.
+    let xc = f.tame_tiny(&xc, 1e-9).map_or(xc, |(v, _)| v);
     let (k, r_hi, r_lo) = reduce_ln2(f, &xc, None);
     let (s, lo) = expm1_reduced(f, &r_hi, &r_lo);
     let em = f.add(&s, &lo);
@@ -114,10 +96,22 @@ fn expm1_in(f: &mut F, x: &Value) -> Value {
     let r = f.add(&scaled, &pm1);
     let k_zero = f.cmp(CmpF::Oeq, &k, &zero);
     let r = f.sel(&k_zero, &em, &r);
-    // Large x: e^x = 2^k (1 + expm1(r)).
+    // Large x: e^x = 2^k (1 + expm1(r)). In f32 past 15, e^x is below 2^25, so the -1
+    // still shows (4.6 ULP at 15.03 without it): 2^k (1 + expm1(r) - 2^-k), the sum carried
+    // to twice the precision and rounded once (k >= 21 there, so 2^-k is far below an
+    // ulp of 1).
     let big = f.t(36.0, 15.0);
     let large = f.cmp(CmpF::Ogt, x, &big);
-    let e_r = f.add(&one, &em);
+    let e_r = if f.f64() {
+        f.add(&one, &em)
+    } else {
+        let (h, h_lo) = f.fast_two_sum(&one, &s);
+        let minus_k = f.neg(&k);
+        let two_to_minus_k = f.ldexp(&one, &minus_k);
+        let l = f.add(&h_lo, &lo);
+        let l = f.sub(&l, &two_to_minus_k);
+        f.add(&h, &l)
+    };
     let ex = f.ldexp(&e_r, &k);
     let r = f.sel(&large, &ex, &r);
     let small = f.cmp(CmpF::Olt, x, &low_limit);
@@ -343,13 +337,13 @@ fn expm1_reduced(f: &mut F, r: &Value, r_lo: &Value) -> (Value, Value) {
     (s, lo)
 }
 
-/// e^x: ours in f64 (`exp_own`), the target's `math.exp` in f32.
+/// e^x: ours (`exp_own` in f64, exp_log_f32.rs in f32).
 pub fn exp(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     f.exp(x)
 }
 
-/// log(x): ours in f64 (`log_own`), the target's `math.log` in f32.
+/// log(x): ours (`log_own` in f64, exp_log_f32.rs in f32).
 pub fn log(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     f.log(x)
@@ -366,7 +360,14 @@ pub fn log1p(b: &mut Block, x: &Value) -> Value {
 }
 
 fn log1p_in(f: &mut F, x: &Value) -> Value {
-    log1p_or_log(f, x, None)
+    // f32 below 2^-25: log1p(x) = x, computed on 0 (subnormal x was ~100x slower).
+    match f.tame_tiny(x, 2f64.powi(-25)) {
+        Some((safe, tiny)) => {
+            let r = log1p_or_log(f, &safe, None);
+            f.sel(&tiny, x, &r)
+        }
+        None => log1p_or_log(f, x, None),
+    }
 }
 
 /// log1p(x), or log(y) in the lanes where `direct` holds (`Some((y, direct))`): one
@@ -399,6 +400,14 @@ fn log1p_or_log(f: &mut F, x: &Value, log_of: Option<(&Value, &Value)>) -> Value
     let r = f.sel(&x_inf, &inf, &r);
     let x_minus_one = f.cmp(CmpF::Oeq, x, &minus_one);
     let r = f.sel(&x_minus_one, &minus_inf, &r);
+    // f32 near 0: without the TwoSum (see `log1p_central`).
+    let r = if f.f64() {
+        r
+    } else {
+        let central = exp_log_f32::log1p_central(f, x);
+        let inside = f.inside(x, std::f64::consts::FRAC_1_SQRT_2 - 1.0, std::f64::consts::SQRT_2 - 1.0);
+        f.sel(&inside, &central, &r)
+    };
     match log_of {
         Some((_, direct)) if f.f64() => f.sel(direct, &log_u, &r),
         Some((y, direct)) => {
@@ -411,7 +420,7 @@ fn log1p_or_log(f: &mut F, x: &Value, log_of: Option<(&Value, &Value)>) -> Value
 
 /// x = m * 2^e with m in [sqrt(1/2), sqrt(2)), for a positive finite x (subnormals too):
 /// (m, e as a float). Other x give garbage, to be replaced by the caller.
-fn split_exponent(f: &mut F, x: &Value) -> (Value, Value) {
+pub(super) fn split_exponent(f: &mut F, x: &Value) -> (Value, Value) {
     let (ity, fraction_bits, bias, pre_bits, min_normal) = if f.f64() {
         (ScalarType::I64, 52i64, 1023i64, 54, f64::MIN_POSITIVE)
     } else {
@@ -463,7 +472,7 @@ pub(super) fn log_dd(f: &mut F, x: &Value) -> (Value, Value) {
 }
 
 /// The special values of a logarithm: -inf at +-0, nan below 0 (and at nan), +inf at +inf.
-fn log_specials(f: &mut F, x: &Value, r: &Value) -> Value {
+pub(super) fn log_specials(f: &mut F, x: &Value, r: &Value) -> Value {
     let zero = f.c(0.0);
     let inf = f.c(f64::INFINITY);
     let minus_inf = f.c(f64::NEG_INFINITY);
@@ -546,6 +555,10 @@ pub fn exp2(b: &mut Block, x: &Value) -> Value {
 pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: sinh(x) = x (x^3/6 is below half an ulp), computed on 0
+    // (subnormal x made every op on its lane ~100x slower).
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let half = f.c(0.5);
     let two = f.c(2.0);
@@ -565,10 +578,17 @@ pub fn sinh(b: &mut Block, x: &Value) -> Value {
     let mid = f.add(&t, &q);
     let r = f.sel(&below_one, &small, &mid);
     let r = f.mul(&r, &half);
-    let h_half = f.mul(&t1, &half);
-    let large = f.mul(&h_half, &t1);
+    // h = e^(|x|/2): in f32 straight from `F::exp` (within 1 ULP), as 1 + expm1 it was
+    // rounded twice and sinh came out 8 ULP off at 30.
+    let h = if f.f64() { t1.clone() } else { f.exp(&a_half) };
+    let h_half = f.mul(&h, &half);
+    let large = f.mul(&h_half, &h);
     let r = f.sel(&beyond, &large, &r);
     let r = f.keep_nan(x, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
@@ -578,6 +598,8 @@ pub fn sinh(b: &mut Block, x: &Value) -> Value {
 pub fn cosh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: cosh rounds to 1, as at 0 (subnormal x was ~100x slower).
+    let a = f.tame_tiny(&a, 2f64.powi(-13)).map_or(a, |(v, _)| v);
     let one = f.c(1.0);
     let half = f.c(0.5);
     let limit = f.t(22.0, 12.0);
@@ -598,7 +620,14 @@ pub fn cosh(b: &mut Block, x: &Value) -> Value {
     let e_half = f.mul(&e, &half);
     let mid = f.add(&e_half, &q);
     let r = f.sel(&is_small, &small, &mid);
-    let large = f.mul(&e_half, &e);
+    // As in sinh: in f32 h = e^(|x|/2) from `F::exp` (9 ULP at 30 as 1 + expm1).
+    let large = if f.f64() {
+        f.mul(&e_half, &e)
+    } else {
+        let h = f.exp(&a_half);
+        let h_half = f.mul(&h, &half);
+        f.mul(&h_half, &h)
+    };
     let r = f.sel(&beyond, &large, &r);
     f.keep_nan(x, &r)
 }
@@ -609,6 +638,10 @@ pub fn cosh(b: &mut Block, x: &Value) -> Value {
 pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: tanh(x) = x (x^3/3 is below half an ulp), computed on 0
+    // (subnormal x made every op on its lane ~100x slower).
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let two = f.c(2.0);
     let below_one = f.cmp(CmpF::Olt, &a, &one);
@@ -626,6 +659,10 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
     let r = f.sel(&beyond, &one, &r);
     let r = f.keep_nan(x, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
@@ -636,6 +673,9 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
 pub fn asinh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: asinh(x) = x (x^3/6 is below half an ulp), computed on 0.
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let two = f.c(2.0);
     let zero = f.c(0.0);
@@ -659,6 +699,10 @@ pub fn asinh(b: &mut Block, x: &Value) -> Value {
     let ln2 = f.c(std::f64::consts::LN_2);
     let shift = f.sel(&beyond, &ln2, &zero);
     let r = f.add(&r, &shift);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 
@@ -703,6 +747,9 @@ pub fn acosh(b: &mut Block, x: &Value) -> Value {
 pub fn atanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     let a = f.abs(x);
+    // f32 below 2^-13: atanh(x) = x (x^3/3 is below half an ulp), computed on 0.
+    let tame = f.tame_tiny(&a, 2f64.powi(-13));
+    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let half = f.c(0.5);
     let below_half = f.cmp(CmpF::Olt, &a, &half);
@@ -719,6 +766,10 @@ pub fn atanh(b: &mut Block, x: &Value) -> Value {
     let nan = f.c(f64::NAN);
     let beyond = f.cmp(CmpF::Ogt, &a, &one);
     let r = f.sel(&beyond, &nan, &r);
+    let r = match tame {
+        Some((_, tiny)) => f.sel(&tiny, x, &r),
+        None => r,
+    };
     f.copysign(&r, x)
 }
 

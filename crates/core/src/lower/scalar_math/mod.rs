@@ -11,6 +11,7 @@ pub mod beta;
 pub mod beta_inv;
 pub mod erf;
 pub mod exp_log;
+mod exp_log_f32;
 pub mod gamma;
 pub mod hyp2f1;
 pub mod incomplete_gamma;
@@ -74,20 +75,35 @@ impl<'a> F<'a> {
     pub fn abs(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::AbsF, a)
     }
-    /// e^a: in f64 ours (IREE's f64 exp is a scalar call per element on llvm-cpu), in
-    /// f32 the target's.
+    /// e^a, ours: in f64 because IREE's f64 exp is a scalar call per element on
+    /// llvm-cpu, in f32 because IREE's flushes subnormals and is 2 ULP off.
     pub fn exp(&mut self, a: &Value) -> Value {
         if self.f64() {
             return exp_log::exp_own(self, a);
         }
-        self.b.math(MathUnary::Exp, a)
+        exp_log_f32::exp(self, a)
     }
-    /// log(a): in f64 ours (as `exp`), in f32 the target's.
+    /// log(a), ours in both types (as `exp`).
     pub fn log(&mut self, a: &Value) -> Value {
         if self.f64() {
             return exp_log::log_own(self, a);
         }
-        self.b.math(MathUnary::Log, a)
+        exp_log_f32::log(self, a)
+    }
+    /// In f32: (x, or 0 where |x| < limit; the lanes where it is), for functions that
+    /// equal x there to the last bit and select x back. Their formulas' products of tiny x
+    /// are subnormal in f32 (never in f64, where f32 data was computed before), and x86
+    /// takes about 100 cycles an op on those: tanh of 1e-19..1e-6 ran 2.7x slower than of
+    /// 1e-3..1. In f64 (None) nothing changes.
+    pub fn tame_tiny(&mut self, x: &Value, limit: f64) -> Option<(Value, Value)> {
+        if self.f64() {
+            return None;
+        }
+        let a = self.abs(x);
+        let l = self.c(limit);
+        let tiny = self.cmp(CmpF::Olt, &a, &l);
+        let zero = self.c(0.0);
+        Some((self.sel(&tiny, &zero, x), tiny))
     }
     pub fn sqrt(&mut self, a: &Value) -> Value {
         self.b.math(MathUnary::Sqrt, a)
@@ -215,14 +231,16 @@ impl<'a> F<'a> {
         (s, e)
     }
     /// (p, e) with p = a * c rounded and p + e = a * c exactly, barring underflow (and,
-    /// in f32, overflow past 1e34). f64 uses one FMA (llvm-cpu's is always fused). f32 is
-    /// what Vulkan and Metal run, whose SPIR-V `Fma` need not be fused (lavapipe's is
+    /// in f32, overflow past 1e34). f64 uses one FMA (llvm-cpu's is always fused), f32 on
+    /// llvm-cpu too. Elsewhere f32 is what Vulkan and Metal run, whose SPIR-V `Fma` need not be fused (lavapipe's is
     /// not: the f32 reduction lost its exactness), so there it is Dekker's product:
     /// Veltkamp's split of each factor into 12-bit halves, whose partial products are
     /// exact, using only rounded `*`, `+`, `-`.
     pub fn two_prod(&mut self, a: &Value, c: &Value) -> (Value, Value) {
         let p = self.mul(a, c);
-        if self.f64() {
+        // llvm-cpu's f32 FMA is fused too (and the 17 ops of Dekker's product made the
+        // native f32 functions slower than f64's).
+        if self.f64() || crate::lower::scalar::fused_f32_fma() {
             let minus_p = self.neg(&p);
             let e = self.fma(a, c, &minus_p);
             return (p, e);
