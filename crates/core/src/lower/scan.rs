@@ -29,10 +29,10 @@
 //!
 //! A while loop (`until`: the inner graph's last output is a stop flag) stops after the
 //! first step whose flag is true (an `scf.for` over the most steps whose steps are skipped
-//! once stopped: IREE 3.13 miscompiles an `scf.while` carrying a tensor); its mit_sot, sit_sot and nit_sot
-//! outputs that did not fill lose the rows of the steps not done (PyTensor's step 6: a
-//! buffer of `L` rows after `d` of `n` steps keeps `L - (n - d)`), so their lengths are
-//! known only after the call.
+//! once stopped: IREE 3.13 miscompiles an `scf.while` carrying a tensor); its mit_sot,
+//! sit_sot and nit_sot outputs that did not fill lose the rows of the steps not done
+//! (PyTensor's step 6: a buffer of `L` rows after `d` of `n` steps keeps `L - (n - d)`),
+//! so their lengths are known only after the call.
 //!
 //! Refused by name: a nit_sot output whose dims are not dims of the node's inputs.
 
