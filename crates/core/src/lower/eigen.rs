@@ -1,14 +1,15 @@
 //! `Eigh` and `Eigvalsh` (the standard problem, no second matrix): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
-//! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5).
+//! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5); and
+//! `SVD`'s singular values by one-sided Jacobi on the same rounds (see `svd`).
 //!
 //! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
 //! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
 //! zero at (p, q). The rotations of a round act on disjoint planes (the round-robin order
-//! of Brent & Luk: one index fixed, the others turning), so a round is one parallel
-//! kernel: every element of A' = J^T A J and V' = V J reads the four elements of A (two of
-//! V) its row's and column's planes touch, each element recomputing its planes' (c, s)
-//! from A. A sweep is m - 1 rounds (m = n rounded up to even; an odd n's last slot is a
+//! of Brent & Luk: one index fixed, the others turning), so a round is two parallel
+//! kernels: one computes each index's rotation coefficients, the other every element of
+//! A' = J^T A J and V' = V J from the four elements of A (two of V) its row's and column's
+//! planes touch. A sweep is m - 1 rounds (m = n rounded up to even; an odd n's last slot is a
 //! dummy whose partner rests); the loop in the host program runs a fixed number of sweeps,
 //! past the quadratic convergence (a converged plane's rotation is the identity). A and V
 //! travel as one tensor, A's rows over V's (IREE 3.13 mixes up the buffers of a loop
