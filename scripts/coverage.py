@@ -99,6 +99,7 @@ PARTIAL = {
     "SVD": "compute_uv=False only",
     "Eigh": "no second matrix",
     "Eigvalsh": "no second matrix",
+    "MatrixPinv": "hermitian=True only",
     "QR": "no pivoting",
 }
 

@@ -50,43 +50,7 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     // element anywhere raises ValueError.
     let not_finite = any_not_finite(b, &a)?;
     cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
-    let n = b.tensor_dim(&a, 0);
-    let (zero, one) = (b.constant_index(0), b.constant_index(1));
-    let two_n = b.arith(Arith::AddI, &n, &n);
-
-    // [A; I]: A symmetric from the triangle read, under it the identity.
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
-    let nn = n.clone();
-    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
-        let in_a = g.cmpi(CmpI::Ult, &r, &nn);
-        let row = g.arith(Arith::RemUI, &r, &nn);
-        // The element of the triangle read: (max, min) of (row, c) for the lower one.
-        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
-        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
-        let v = g.tensor_extract(&a, &[i, j]);
-        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
-        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-        let id = g.select(&on_diagonal, &o, &z);
-        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
-    })?[0]
-        .clone();
-    let start = cx.loop_start(b, &start)?;
-
-    // m slots (n rounded up to even), m - 1 rounds a sweep.
-    let two = b.constant_index(2);
-    let odd = b.arith(Arith::RemUI, &n, &two);
-    let m = b.arith(Arith::AddI, &n, &odd);
-    let m1 = b.arith(Arith::SubI, &m, &one);
-    let rounds = b.arith(Arith::MaxSI, &m1, &one);
-    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
-    let total = b.arith(Arith::MulI, &sweeps, &rounds);
-    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
-    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
-        let round = body.arith(Arith::RemUI, t, &rr);
-        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
-    })?[0]
-        .clone();
+    let (state, n) = rotated(cx, b, &a, lower, element)?;
 
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
     let source = order(b, &n, &eigenvalue, CmpF::Olt)?;
@@ -113,6 +77,108 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
         define(cx, b, node.outputs[1], &v, vec![d[0], d[0]]);
     }
     Ok(())
+}
+
+/// `MatrixPinv(hermitian=True)`: numpy's pinv of a symmetric matrix (its lower triangle,
+/// as numpy's eigh reads it) from the eigen decomposition A = V diag(w) V^T: A^+ =
+/// V diag(1/w) V^T over the w with |w| > 1e-15 max|w| (numpy's default rcond, in either
+/// type), a sum over the eigenvalues per element, so their order does not matter. A
+/// non-finite element makes every element NaN, as numpy's result is. The general case needs
+/// SVD's U, not lowered.
+pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Result<(), String> {
+    if !hermitian {
+        return Err("MatrixPinv with hermitian=False (it needs SVD's U and V^T) is not lowered; hermitian=True is".into());
+    }
+    let (x_var, out) = (node.inputs[0], node.outputs[0]);
+    let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
+    let d = cx.dims(x_var);
+    // numpy's eigh raises LinAlgError for a matrix that is not square.
+    let not_square = cx.exception("numpy.linalg.LinAlgError");
+    cx.require(d[0], d[1], "MatrixPinv (the last 2 dimensions of the array must be square)", not_square);
+    let not_finite = any_not_finite(b, &a)?;
+    let (state, n) = rotated(cx, b, &a, true, element)?;
+    let p_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let nn = n.clone();
+    let p = b.linalg_generic(&[], &[p_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let largest = g.scf_for(&z, &nn, &o, &[zero.clone()], |lp, k, c| {
+            let w = lp.tensor_extract(&state, &[k.clone(), k.clone()]);
+            let size = lp.math(MathUnary::AbsF, &w);
+            Ok::<_, String>(vec![lp.arith(Arith::MaximumF, &c[0], &size)])
+        })?[0]
+            .clone();
+        let rcond = g.constant_f64(1e-15, element);
+        let cutoff = g.arith(Arith::MulF, &rcond, &largest);
+        let (vi, vj) = (g.arith(Arith::AddI, &nn, &i), g.arith(Arith::AddI, &nn, &j));
+        let sum = g.scf_for(&z, &nn, &o, &[zero.clone()], |lp, k, c| {
+            let w = lp.tensor_extract(&state, &[k.clone(), k.clone()]);
+            let size = lp.math(MathUnary::AbsF, &w);
+            let kept = lp.cmpf(CmpF::Ogt, &size, &cutoff);
+            let ik = lp.tensor_extract(&state, &[vi.clone(), k.clone()]);
+            let jk = lp.tensor_extract(&state, &[vj.clone(), k.clone()]);
+            let prod = lp.arith(Arith::MulF, &ik, &jk);
+            let term = lp.arith(Arith::DivF, &prod, &w);
+            let zero = lp.constant_f64(0.0, element);
+            let term = lp.select(&kept, &term, &zero);
+            Ok::<_, String>(vec![lp.arith(Arith::AddF, &c[0], &term)])
+        })?[0]
+            .clone();
+        let flag = g.tensor_extract(&not_finite, &[]);
+        let none = g.constant_int(0, ScalarType::I8);
+        let bad = g.cmpi(CmpI::Ne, &flag, &none);
+        let nan = g.constant_f64(f64::NAN, element);
+        Ok::<_, String>(vec![g.select(&bad, &nan, &sum)])
+    })?[0]
+        .clone();
+    define(cx, b, out, &p, vec![d[0], d[0]]);
+    Ok(())
+}
+
+/// The rotated [A; V] of the symmetric matrix read from `a`'s `lower` (or upper) triangle,
+/// after the sweeps: the eigenvalues on A's diagonal, the eigenvectors in V's columns (in
+/// no order), and n.
+fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: ScalarType) -> Result<(Value, Value), String> {
+    let n = b.tensor_dim(a, 0);
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    let two_n = b.arith(Arith::AddI, &n, &n);
+
+    // [A; I]: A symmetric from the triangle read, under it the identity.
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
+    let nn = n.clone();
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let in_a = g.cmpi(CmpI::Ult, &r, &nn);
+        let row = g.arith(Arith::RemUI, &r, &nn);
+        // The element of the triangle read: (max, min) of (row, c) for the lower one.
+        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
+        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
+        let v = g.tensor_extract(a, &[i, j]);
+        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
+    })?[0]
+        .clone();
+    let start = cx.loop_start(b, &start)?;
+
+    // m slots (n rounded up to even), m - 1 rounds a sweep.
+    let two = b.constant_index(2);
+    let odd = b.arith(Arith::RemUI, &n, &two);
+    let m = b.arith(Arith::AddI, &n, &odd);
+    let m1 = b.arith(Arith::SubI, &m, &one);
+    let rounds = b.arith(Arith::MaxSI, &m1, &one);
+    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    let total = b.arith(Arith::MulI, &sweeps, &rounds);
+    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
+    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
+        let round = body.arith(Arith::RemUI, t, &rr);
+        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
+    })?[0]
+        .clone();
+    Ok((state, n))
 }
 
 /// The position each of the n values `value(k)` comes from in ascending (`before`
