@@ -104,10 +104,41 @@ def test_non_finite_input_and_bad_shapes():
     assert type(got_e).__name__ == "LinAlgError"
 
 
-def test_generalized_problem_is_refused_by_name():
+def test_generalized_eigenvalues():
+    """Eigvalsh(a, b) vs C (scipy's sygvd): B positive definite, well and less well
+    conditioned, diagonal, identity (the standard problem), 1x1, empty, lower and upper
+    triangles of non-symmetric inputs; B not positive definite (LinAlgError), non-finite
+    (ValueError), another size (an error as C)."""
+    rng = np.random.default_rng(11)
     x, y = pt.dmatrix("x"), pt.dmatrix("y")
-    with pytest.raises(NotImplementedError, match="generalized"):
-        pytensor.function([x, y], eigvalsh(x, y), mode="MLIR")
+    fs = [compile_both([x, y], eigvalsh(x, y, lower=lower)) for lower in (True, False)]
+
+    def spd(n, spread):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        return (q * np.geomspace(1.0, spread, n)) @ q.T
+
+    cases = [
+        (symmetric(rng, 5), spd(5, 10.0)),
+        (symmetric(rng, 6), spd(6, 1e4)),
+        (symmetric(rng, 4), np.diag([1.0, 2.0, 3.0, 4.0])),
+        (symmetric(rng, 4), np.eye(4)),
+        (np.zeros((3, 3)), spd(3, 5.0)),
+        (np.array([[3.0]]), np.array([[2.0]])),
+        (np.zeros((0, 0)), np.zeros((0, 0))),
+    ]
+    for lower, (f, ref) in zip((True, False), fs):
+        # Only the triangle read counts: the other one is noise.
+        triangle, other = (np.tril, lambda m: np.triu(m, 1)) if lower else (np.triu, lambda m: np.tril(m, -1))
+        noisy = (rng.normal(size=(4, 4)), triangle(spd(4, 3.0)) + other(rng.normal(size=(4, 4))))
+        for a, b in cases + [noisy]:
+            got, want = f(a, b), ref(a, b)
+            scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+            cond = np.linalg.cond(b) if b.size else 1.0
+            assert_same(got, want, rtol=0, atol=1e-14 * scale * cond * max(len(a), 1), err_msg=f"{a}, {b}")
+        got_e, _ = raises_like(f, ref, [np.eye(2), -np.eye(2)])
+        assert type(got_e).__name__ == "LinAlgError"
+        raises_like(f, ref, [np.eye(2), np.array([[1.0, 0.0], [0.0, np.nan]])])
+        raises_like(f, ref, [np.eye(2), np.eye(3)])
 
 
 def test_singular_values():

@@ -1,4 +1,5 @@
-//! `Eigh` and `Eigvalsh` (the standard problem, no second matrix): the eigenvalues
+//! `Eigh` and `Eigvalsh` (the standard problem; Eigvalsh's generalized one is reduced to
+//! it, `reduced`): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
 //! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5).
 //!
@@ -19,10 +20,10 @@
 //! columns are as the rotations leave them. A non-finite element raises scipy's
 //! `ValueError` (its check_finite, as the C backend calls it).
 
-use super::linalg::{any_not_finite, define, operand, working_type};
+use super::linalg::{any_not_finite, define, factor, not_positive, operand, substitute, symmetrized, working_type};
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
-use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
@@ -32,7 +33,7 @@ const SWEEPS: (i64, i64) = (12, 8);
 /// false), reading A's lower (`lower`) or upper triangle.
 pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: bool) -> Result<(), String> {
     let what = if vectors { "Eigh" } else { "Eigvalsh" };
-    if node.inputs.len() != 1 {
+    if node.inputs.len() != 1 && vectors {
         return Err(format!("{what} of the generalized problem (a second matrix b) is not lowered"));
     }
     let x_var = node.inputs[0];
@@ -50,7 +51,12 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     // element anywhere raises ValueError.
     let not_finite = any_not_finite(b, &a)?;
     cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
-    let (state, n) = rotated(cx, b, &a, lower, element)?;
+    let (state, n) = if node.inputs.len() == 2 {
+        let c = reduced(cx, b, node, &a, lower, element)?;
+        rotated(cx, b, &c, true, element)?
+    } else {
+        rotated(cx, b, &a, lower, element)?
+    };
 
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
     let source = order(b, &n, &eigenvalue, CmpF::Olt)?;
@@ -135,6 +141,41 @@ pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Re
         .clone();
     define(cx, b, out, &p, vec![d[0], d[0]]);
     Ok(())
+}
+
+/// Eigvalsh's generalized problem A x = w B x (B symmetric positive definite, both read
+/// from the `lower` or upper triangle, as sygvd): the standard one C = L^-1 A L^-T with
+/// the same eigenvalues, B = L L^T (L = U^T for the upper triangle). B's checks are
+/// scipy's: ValueError for a non-finite element or another size, LinAlgError where B's
+/// factorization fails (a pivot not positive).
+fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, element: ScalarType) -> Result<Value, String> {
+    let b_var = node.inputs[1];
+    if cx.graph.ty(b_var).ndim() != 2 {
+        return Err("Eigvalsh with a second matrix b that is not a matrix".into());
+    }
+    let bm = operand(cx, b, b_var, cx.graph.ty(node.outputs[0]).dtype)?;
+    let (da, db) = (cx.dims(node.inputs[0]), cx.dims(b_var));
+    cx.require_equal(da[0], db[0], "Eigvalsh (wrong b dimensions)");
+    cx.require_equal(da[0], db[1], "Eigvalsh (wrong b dimensions)");
+    let not_finite = any_not_finite(b, &bm)?;
+    cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    let n = b.tensor_dim(&bm, 0);
+    // L from the lower triangle, or U (U^T U = B) from the upper: either way T x = rhs
+    // below solves L x = rhs (U^T x = rhs: U read transposed).
+    let t = factor(cx, b, &bm, &n, lower)?;
+    let bad = not_positive(b, &t, &n)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(bad, RuntimeCheck { kind: failed, message: "B is not positive definite".into() });
+    let full = symmetrized(b, a, lower)?;
+    let x = substitute(cx, b, &t, &full, true, !lower, false)?;
+    // X^T = A L^-T (A symmetric), so C = L^-1 X^T.
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let swap = super::linalg::map(2, &[AffineExpr::Dim(1), AffineExpr::Dim(0)]);
+    let xt = b.linalg_generic(&[x], &[init], &[swap, AffineMap::identity(2)], &[IteratorType::Parallel; 2], |_, args| {
+        Ok::<_, String>(vec![args[0].clone()])
+    })?[0]
+        .clone();
+    substitute(cx, b, &t, &xt, true, !lower, false)
 }
 
 /// The rotated [A; V] of the symmetric matrix read from `a`'s `lower` (or upper) triangle,
