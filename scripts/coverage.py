@@ -98,7 +98,7 @@ def name_of(c):
 PARTIAL = {
     "SVD": "compute_uv=False only",
     "Eigh": "no second matrix",
-    "Eigvalsh": "no second matrix",
+    "MatrixPinv": "hermitian=True only",
     "QR": "no pivoting",
 }
 

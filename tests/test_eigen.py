@@ -104,10 +104,41 @@ def test_non_finite_input_and_bad_shapes():
     assert type(got_e).__name__ == "LinAlgError"
 
 
-def test_generalized_problem_is_refused_by_name():
+def test_generalized_eigenvalues():
+    """Eigvalsh(a, b) vs C (scipy's sygvd): B positive definite, well and less well
+    conditioned, diagonal, identity (the standard problem), 1x1, empty, lower and upper
+    triangles of non-symmetric inputs; B not positive definite (LinAlgError), non-finite
+    (ValueError), another size (an error as C)."""
+    rng = np.random.default_rng(11)
     x, y = pt.dmatrix("x"), pt.dmatrix("y")
-    with pytest.raises(NotImplementedError, match="generalized"):
-        pytensor.function([x, y], eigvalsh(x, y), mode="MLIR")
+    fs = [compile_both([x, y], eigvalsh(x, y, lower=lower)) for lower in (True, False)]
+
+    def spd(n, spread):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        return (q * np.geomspace(1.0, spread, n)) @ q.T
+
+    cases = [
+        (symmetric(rng, 5), spd(5, 10.0)),
+        (symmetric(rng, 6), spd(6, 1e4)),
+        (symmetric(rng, 4), np.diag([1.0, 2.0, 3.0, 4.0])),
+        (symmetric(rng, 4), np.eye(4)),
+        (np.zeros((3, 3)), spd(3, 5.0)),
+        (np.array([[3.0]]), np.array([[2.0]])),
+        (np.zeros((0, 0)), np.zeros((0, 0))),
+    ]
+    for lower, (f, ref) in zip((True, False), fs):
+        # Only the triangle read counts: the other one is noise.
+        triangle, other = (np.tril, lambda m: np.triu(m, 1)) if lower else (np.triu, lambda m: np.tril(m, -1))
+        noisy = (rng.normal(size=(4, 4)), triangle(spd(4, 3.0)) + other(rng.normal(size=(4, 4))))
+        for a, b in cases + [noisy]:
+            got, want = f(a, b), ref(a, b)
+            scale = max(1.0, float(np.abs(want).max(initial=0.0)))
+            cond = np.linalg.cond(b) if b.size else 1.0
+            assert_same(got, want, rtol=0, atol=1e-14 * scale * cond * max(len(a), 1), err_msg=f"{a}, {b}")
+        got_e, _ = raises_like(f, ref, [np.eye(2), -np.eye(2)])
+        assert type(got_e).__name__ == "LinAlgError"
+        raises_like(f, ref, [np.eye(2), np.array([[1.0, 0.0], [0.0, np.nan]])])
+        raises_like(f, ref, [np.eye(2), np.eye(3)])
 
 
 def test_singular_values():
@@ -135,3 +166,53 @@ def test_singular_values():
     raises_like(f, ref, [bad, bad.astype("float32")])
     with pytest.raises(NotImplementedError, match="compute_uv"):
         pytensor.function([x], pt.linalg.svd(x), mode="MLIR")
+
+
+def test_hermitian_pinv():
+    """MatrixPinv(hermitian=True) vs C (numpy's pinv through eigh, lower triangle, rcond
+    1e-15): well conditioned, exactly rank deficient (zero rows and columns), indefinite,
+    a non-symmetric input (only the lower triangle counts), zero, 1x1, empty, float32,
+    non-finite (all NaN, as numpy), not square (LinAlgError); hermitian=False refused."""
+    from pytensor.tensor.linalg import pinv
+
+    rng = np.random.default_rng(7)
+    x = pt.dmatrix("x")
+    f, ref = compile_both([x], pinv(x, hermitian=True))
+    b = symmetric(rng, 3)
+    deficient = np.zeros((5, 5))
+    deficient[np.ix_([0, 2, 4], [0, 2, 4])] = b
+    cases = [
+        symmetric(rng, 6) + 6 * np.eye(6),
+        symmetric(rng, 5),
+        deficient,
+        np.tril(rng.normal(size=(4, 4))) + np.triu(rng.normal(size=(4, 4)), 1),
+        np.zeros((3, 3)),
+        np.array([[-2.5]]),
+        np.array([[0.0]]),
+        np.zeros((0, 0)),
+        np.array([[1.0, np.nan], [np.nan, 2.0]]),
+        np.array([[1.0, 0.0], [np.inf, 2.0]]),
+    ]
+    for a in cases:
+        got, want = f(a), ref(a)
+        scale = max(1.0, float(np.nanmax(np.abs(want), initial=0.0)))
+        assert_same(got, want, rtol=0, atol=1e-12 * scale, err_msg=repr(a))
+    raises_like(f, ref, [np.ones((2, 3))])
+
+    x32 = pt.fmatrix("x32")
+    f32, ref32 = compile_both([x32], pinv(x32, hermitian=True))
+    a = symmetric(rng, 5, "float32") + np.float32(5) * np.eye(5, dtype="float32")
+    got, want = f32(a), ref32(a)
+    assert_same(got, want, rtol=0, atol=1e-5 * float(np.abs(want).max()))
+
+    # A stack through Blockwise, and the gradient (PyTensor's pullback: products of X, X^+).
+    s = pt.dtensor3("s")
+    y = pinv(s, hermitian=True)
+    weights = rng.normal(size=(4, 4))
+    fs, refs = compile_both([s], [y, pytensor.grad((y * weights).sum(), s)])
+    stack = np.stack([symmetric(rng, 4) + 4 * np.eye(4), symmetric(rng, 4), np.zeros((4, 4))])
+    for got, want in zip(fs(stack), refs(stack)):
+        assert_same(got, want, rtol=0, atol=1e-11 * max(1.0, float(np.abs(want).max())))
+
+    with pytest.raises(Exception, match="hermitian=False"):
+        pytensor.function([x], pinv(x), mode=f.maker.mode)

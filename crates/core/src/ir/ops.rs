@@ -103,6 +103,8 @@ pub enum Op {
     Eigvalsh { lower: bool },
     /// `SVD`: numpy's svd; only `compute_uv` false (the singular values) is lowered.
     SVD { compute_uv: bool },
+    /// `MatrixPinv`: numpy's pinv; only `hermitian` true (through the eigen decomposition).
+    MatrixPinv { hermitian: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -687,6 +689,7 @@ impl Op {
             "Eigh" => Ok(Op::Eigh { lower: prop_bool(op, "lower")? }),
             "Eigvalsh" => Ok(Op::Eigvalsh { lower: prop_bool(op, "lower")? }),
             "SVD" => Ok(Op::SVD { compute_uv: prop_bool(op, "compute_uv")? }),
+            "MatrixPinv" => Ok(Op::MatrixPinv { hermitian: prop_bool(op, "hermitian")? }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -851,6 +854,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
     "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
+    "MatrixPinv",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

@@ -1,4 +1,5 @@
-//! `Eigh` and `Eigvalsh` (the standard problem, no second matrix): the eigenvalues
+//! `Eigh` and `Eigvalsh` (the standard problem; Eigvalsh's generalized one is reduced to
+//! it, `reduced`): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
 //! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5); and
 //! `SVD`'s singular values by one-sided Jacobi on the same rounds (see `svd`).
@@ -20,10 +21,10 @@
 //! columns are as the rotations leave them. A non-finite element raises scipy's
 //! `ValueError` (its check_finite, as the C backend calls it).
 
-use super::linalg::{any_not_finite, define, operand, working_type};
+use super::linalg::{any_not_finite, define, factor, not_positive, operand, substitute, symmetrized, working_type};
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
-use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
@@ -33,7 +34,7 @@ const SWEEPS: (i64, i64) = (12, 8);
 /// false), reading A's lower (`lower`) or upper triangle.
 pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: bool) -> Result<(), String> {
     let what = if vectors { "Eigh" } else { "Eigvalsh" };
-    if node.inputs.len() != 1 {
+    if node.inputs.len() != 1 && vectors {
         return Err(format!("{what} of the generalized problem (a second matrix b) is not lowered"));
     }
     let x_var = node.inputs[0];
@@ -51,43 +52,12 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     // element anywhere raises ValueError.
     let not_finite = any_not_finite(b, &a)?;
     cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
-    let n = b.tensor_dim(&a, 0);
-    let (zero, one) = (b.constant_index(0), b.constant_index(1));
-    let two_n = b.arith(Arith::AddI, &n, &n);
-
-    // [A; I]: A symmetric from the triangle read, under it the identity.
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
-    let nn = n.clone();
-    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
-        let in_a = g.cmpi(CmpI::Ult, &r, &nn);
-        let row = g.arith(Arith::RemUI, &r, &nn);
-        // The element of the triangle read: (max, min) of (row, c) for the lower one.
-        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
-        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
-        let v = g.tensor_extract(&a, &[i, j]);
-        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
-        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-        let id = g.select(&on_diagonal, &o, &z);
-        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
-    })?[0]
-        .clone();
-    let start = cx.loop_start(b, &start)?;
-
-    // m slots (n rounded up to even), m - 1 rounds a sweep.
-    let two = b.constant_index(2);
-    let odd = b.arith(Arith::RemUI, &n, &two);
-    let m = b.arith(Arith::AddI, &n, &odd);
-    let m1 = b.arith(Arith::SubI, &m, &one);
-    let rounds = b.arith(Arith::MaxSI, &m1, &one);
-    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
-    let total = b.arith(Arith::MulI, &sweeps, &rounds);
-    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
-    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
-        let round = body.arith(Arith::RemUI, t, &rr);
-        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
-    })?[0]
-        .clone();
+    let (state, n) = if node.inputs.len() == 2 {
+        let c = reduced(cx, b, node, &a, lower, element)?;
+        rotated(cx, b, &c, true, element)?
+    } else {
+        rotated(cx, b, &a, lower, element)?
+    };
 
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
     let source = order(b, &n, &eigenvalue, CmpF::Olt)?;
@@ -114,6 +84,143 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
         define(cx, b, node.outputs[1], &v, vec![d[0], d[0]]);
     }
     Ok(())
+}
+
+/// `MatrixPinv(hermitian=True)`: numpy's pinv of a symmetric matrix (its lower triangle,
+/// as numpy's eigh reads it) from the eigen decomposition A = V diag(w) V^T: A^+ =
+/// V diag(1/w) V^T over the w with |w| > 1e-15 max|w| (numpy's default rcond, in either
+/// type), a sum over the eigenvalues per element, so their order does not matter. A
+/// non-finite element makes every element NaN, as numpy's result is. The general case needs
+/// SVD's U, not lowered.
+pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Result<(), String> {
+    if !hermitian {
+        return Err("MatrixPinv with hermitian=False (it needs SVD's U and V^T) is not lowered; hermitian=True is".into());
+    }
+    let (x_var, out) = (node.inputs[0], node.outputs[0]);
+    let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
+    let d = cx.dims(x_var);
+    // numpy's eigh raises LinAlgError for a matrix that is not square.
+    let not_square = cx.exception("numpy.linalg.LinAlgError");
+    cx.require(d[0], d[1], "MatrixPinv (the last 2 dimensions of the array must be square)", not_square);
+    let not_finite = any_not_finite(b, &a)?;
+    let (state, n) = rotated(cx, b, &a, true, element)?;
+    let p_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let nn = n.clone();
+    let p = b.linalg_generic(&[], &[p_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let largest = g.scf_for(&z, &nn, &o, &[zero.clone()], |lp, k, c| {
+            let w = lp.tensor_extract(&state, &[k.clone(), k.clone()]);
+            let size = lp.math(MathUnary::AbsF, &w);
+            Ok::<_, String>(vec![lp.arith(Arith::MaximumF, &c[0], &size)])
+        })?[0]
+            .clone();
+        let rcond = g.constant_f64(1e-15, element);
+        let cutoff = g.arith(Arith::MulF, &rcond, &largest);
+        let (vi, vj) = (g.arith(Arith::AddI, &nn, &i), g.arith(Arith::AddI, &nn, &j));
+        let sum = g.scf_for(&z, &nn, &o, &[zero.clone()], |lp, k, c| {
+            let w = lp.tensor_extract(&state, &[k.clone(), k.clone()]);
+            let size = lp.math(MathUnary::AbsF, &w);
+            let kept = lp.cmpf(CmpF::Ogt, &size, &cutoff);
+            let ik = lp.tensor_extract(&state, &[vi.clone(), k.clone()]);
+            let jk = lp.tensor_extract(&state, &[vj.clone(), k.clone()]);
+            let prod = lp.arith(Arith::MulF, &ik, &jk);
+            let term = lp.arith(Arith::DivF, &prod, &w);
+            let zero = lp.constant_f64(0.0, element);
+            let term = lp.select(&kept, &term, &zero);
+            Ok::<_, String>(vec![lp.arith(Arith::AddF, &c[0], &term)])
+        })?[0]
+            .clone();
+        let flag = g.tensor_extract(&not_finite, &[]);
+        let none = g.constant_int(0, ScalarType::I8);
+        let bad = g.cmpi(CmpI::Ne, &flag, &none);
+        let nan = g.constant_f64(f64::NAN, element);
+        Ok::<_, String>(vec![g.select(&bad, &nan, &sum)])
+    })?[0]
+        .clone();
+    define(cx, b, out, &p, vec![d[0], d[0]]);
+    Ok(())
+}
+
+/// Eigvalsh's generalized problem A x = w B x (B symmetric positive definite, both read
+/// from the `lower` or upper triangle, as sygvd): the standard one C = L^-1 A L^-T with
+/// the same eigenvalues, B = L L^T (L = U^T for the upper triangle). B's checks are
+/// scipy's: ValueError for a non-finite element or another size, LinAlgError where B's
+/// factorization fails (a pivot not positive).
+fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, element: ScalarType) -> Result<Value, String> {
+    let b_var = node.inputs[1];
+    if cx.graph.ty(b_var).ndim() != 2 {
+        return Err("Eigvalsh with a second matrix b that is not a matrix".into());
+    }
+    let bm = operand(cx, b, b_var, cx.graph.ty(node.outputs[0]).dtype)?;
+    let (da, db) = (cx.dims(node.inputs[0]), cx.dims(b_var));
+    cx.require_equal(da[0], db[0], "Eigvalsh (wrong b dimensions)");
+    cx.require_equal(da[0], db[1], "Eigvalsh (wrong b dimensions)");
+    let not_finite = any_not_finite(b, &bm)?;
+    cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    let n = b.tensor_dim(&bm, 0);
+    // L from the lower triangle, or U (U^T U = B) from the upper: either way T x = rhs
+    // below solves L x = rhs (U^T x = rhs: U read transposed).
+    let t = factor(cx, b, &bm, &n, lower)?;
+    let bad = not_positive(b, &t, &n)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(bad, RuntimeCheck { kind: failed, message: "B is not positive definite".into() });
+    let full = symmetrized(b, a, lower)?;
+    let x = substitute(cx, b, &t, &full, true, !lower, false)?;
+    // X^T = A L^-T (A symmetric), so C = L^-1 X^T.
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let swap = super::linalg::map(2, &[AffineExpr::Dim(1), AffineExpr::Dim(0)]);
+    let xt = b.linalg_generic(&[x], &[init], &[swap, AffineMap::identity(2)], &[IteratorType::Parallel; 2], |_, args| {
+        Ok::<_, String>(vec![args[0].clone()])
+    })?[0]
+        .clone();
+    substitute(cx, b, &t, &xt, true, !lower, false)
+}
+
+/// The rotated [A; V] of the symmetric matrix read from `a`'s `lower` (or upper) triangle,
+/// after the sweeps: the eigenvalues on A's diagonal, the eigenvectors in V's columns (in
+/// no order), and n.
+fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: ScalarType) -> Result<(Value, Value), String> {
+    let n = b.tensor_dim(a, 0);
+    let (zero, one) = (b.constant_index(0), b.constant_index(1));
+    let two_n = b.arith(Arith::AddI, &n, &n);
+
+    // [A; I]: A symmetric from the triangle read, under it the identity.
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
+    let nn = n.clone();
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let in_a = g.cmpi(CmpI::Ult, &r, &nn);
+        let row = g.arith(Arith::RemUI, &r, &nn);
+        // The element of the triangle read: (max, min) of (row, c) for the lower one.
+        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
+        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
+        let v = g.tensor_extract(a, &[i, j]);
+        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
+    })?[0]
+        .clone();
+    let start = cx.loop_start(b, &start)?;
+
+    // m slots (n rounded up to even), m - 1 rounds a sweep.
+    let two = b.constant_index(2);
+    let odd = b.arith(Arith::RemUI, &n, &two);
+    let m = b.arith(Arith::AddI, &n, &odd);
+    let m1 = b.arith(Arith::SubI, &m, &one);
+    let rounds = b.arith(Arith::MaxSI, &m1, &one);
+    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    let total = b.arith(Arith::MulI, &sweeps, &rounds);
+    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
+    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
+        let round = body.arith(Arith::RemUI, t, &rr);
+        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
+    })?[0]
+        .clone();
+    Ok((state, n))
 }
 
 /// The position each of the n values `value(k)` comes from in ascending (`before`

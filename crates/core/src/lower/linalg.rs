@@ -135,7 +135,7 @@ fn as_matrix(b: &mut Block, v: &Value, len: &Value, as_column: bool) -> Value {
 /// The Cholesky factor of `a` (n x n, dynamic dims) from its lower triangle (`lower`:
 /// L with L L^T = a) or its upper one (U with U^T U = a, built by rows, U = L^T), by
 /// columns: l_jj = sqrt(a_jj - sum_{k<j} l_jk^2), l_ij = (a_ij - sum_{k<j} l_ik l_jk) / l_jj.
-fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Result<Value, String> {
+pub(super) fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Result<Value, String> {
     let element = a.tensor().element;
     let start = zeros(b, element, &[n.clone(), n.clone()]);
     let start = cx.loop_start(b, &start)?;
@@ -198,7 +198,7 @@ fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) ->
 
 /// Whether a pivot of the factor `l` was not positive (`factor` keeps such a pivot on the
 /// diagonal, <= 0, where a root would be).
-fn not_positive(b: &mut Block, l: &Value, n: &Value) -> Result<Value, String> {
+pub(super) fn not_positive(b: &mut Block, l: &Value, n: &Value) -> Result<Value, String> {
     any_on_diagonal(b, l, n, |g, v| {
         let zero = g.constant_f64(0.0, v.scalar());
         g.cmpf(CmpF::Ole, v, &zero)
@@ -231,7 +231,7 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, lower: bool) -> Re
 /// from its lower (`lower`: forward substitution) or upper triangle (back substitution):
 /// row i is (rhs_i - sum_c T_ic x_c) / T_ii over the finished rows c (1 for T_ii where
 /// `unit`).
-fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool) -> Result<Value, String> {
+pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool) -> Result<Value, String> {
     let element = a.tensor().element;
     let n = b.tensor_dim(rhs, 0);
     let k = b.tensor_dim(rhs, 1);
@@ -539,7 +539,7 @@ pub(super) fn lu_solve(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value) 
 
 /// a's `lower` (else upper) triangle mirrored onto the other: the symmetric matrix
 /// sytrf and potrf read.
-fn symmetrized(b: &mut Block, a: &Value, lower: bool) -> Result<Value, String> {
+pub(super) fn symmetrized(b: &mut Block, a: &Value, lower: bool) -> Result<Value, String> {
     let n = b.tensor_dim(a, 0);
     let init = b.tensor_empty(a.tensor().clone(), &[n.clone(), n]);
     let t = map(2, &[AffineExpr::Dim(1), AffineExpr::Dim(0)]);
