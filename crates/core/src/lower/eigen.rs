@@ -184,7 +184,6 @@ fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool,
 /// no order), and n.
 fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: ScalarType) -> Result<(Value, Value), String> {
     let n = b.tensor_dim(a, 0);
-    let (zero, one) = (b.constant_index(0), b.constant_index(1));
     let two_n = b.arith(Arith::AddI, &n, &n);
 
     // [A; I]: A symmetric from the triangle read, under it the identity.
@@ -204,23 +203,26 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
         Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
     })?[0]
         .clone();
-    let start = cx.loop_start(b, &start)?;
+    Ok((sweeps(cx, b, &start, &n, element, true)?, n))
+}
 
-    // m slots (n rounded up to even), m - 1 rounds a sweep.
-    let two = b.constant_index(2);
-    let odd = b.arith(Arith::RemUI, &n, &two);
-    let m = b.arith(Arith::AddI, &n, &odd);
+/// The sweeps of rotations on `start` ([A; V] two-sided, [W; V] one-sided) over its `n`
+/// columns, in a loop of the host program started by `Context::loop_start`: m slots (n
+/// rounded up to even), m - 1 rounds a sweep.
+fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
+    let start = cx.loop_start(b, start)?;
+    let (zero, one, two) = (b.constant_index(0), b.constant_index(1), b.constant_index(2));
+    let odd = b.arith(Arith::RemUI, n, &two);
+    let m = b.arith(Arith::AddI, n, &odd);
     let m1 = b.arith(Arith::SubI, &m, &one);
     let rounds = b.arith(Arith::MaxSI, &m1, &one);
     let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
     let total = b.arith(Arith::MulI, &sweeps, &rounds);
-    let (nn, mm, rr) = (n.clone(), m.clone(), rounds.clone());
     let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
-        let round = body.arith(Arith::RemUI, t, &rr);
-        Ok::<_, String>(vec![rotate(body, &carried[0], &nn, &mm, &round, element, true)?])
-    })?[0]
-        .clone();
-    Ok((state, n))
+        let round = body.arith(Arith::RemUI, t, &rounds);
+        Ok::<_, String>(vec![rotate(body, &carried[0], n, &m, &round, element, two_sided)?])
+    })?;
+    Ok(state[0].clone())
 }
 
 /// The position each of the n values `value(k)` comes from in ascending (`before`
@@ -285,7 +287,6 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Re
     let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
     let tall = b.cmpi(CmpI::Uge, &m, &n);
     let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
-    let (zero, one) = (b.constant_index(0), b.constant_index(1));
     // [W; I]: W = A, or A^T where A is wide; under it the identity (V's rotations are
     // carried with W's though only the values are returned: one code path with eigh's).
     let rows = b.arith(Arith::AddI, &r, &c);
@@ -306,20 +307,7 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Re
         Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
     })?[0]
         .clone();
-    let start = cx.loop_start(b, &start)?;
-    let two = b.constant_index(2);
-    let odd = b.arith(Arith::RemUI, &c, &two);
-    let slots = b.arith(Arith::AddI, &c, &odd);
-    let m1 = b.arith(Arith::SubI, &slots, &one);
-    let rounds = b.arith(Arith::MaxSI, &m1, &one);
-    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
-    let total = b.arith(Arith::MulI, &sweeps, &rounds);
-    let (cc, ss, rd) = (c.clone(), slots.clone(), rounds.clone());
-    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
-        let round = body.arith(Arith::RemUI, t, &rd);
-        Ok::<_, String>(vec![rotate(body, &carried[0], &cc, &ss, &round, element, false)?])
-    })?[0]
-        .clone();
+    let state = sweeps(cx, b, &start, &c, element, false)?;
     // The column norms, descending.
     let norms_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
     let rr = r.clone();
