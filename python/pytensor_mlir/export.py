@@ -19,8 +19,11 @@ from pytensor.graph.op import HasInnerGraph, Op
 from pytensor.graph.type import Type
 from pytensor.scalar.basic import ScalarType
 from pytensor.scalar.loop import ScalarLoop
+from pytensor.tensor.random.type import RandomGeneratorType
 from pytensor.tensor.type import TensorType
 from pytensor.tensor.type_other import NoneTypeT
+
+from pytensor_mlir.random import key_of
 
 
 def export_type(t):
@@ -30,6 +33,9 @@ def export_type(t):
         return {"kind": "tensor", "dtype": t.dtype, "shape": list(t.shape)}
     if isinstance(t, ScalarType):
         return {"kind": "scalar", "dtype": t.dtype}
+    if isinstance(t, RandomGeneratorType):
+        # Passed in and out as its key's words (pytensor_mlir.random).
+        return {"kind": "rng"}
     return {"kind": "other", "repr": repr(t)}
 
 
@@ -148,7 +154,9 @@ def export_fgraph(fgraph):
         if v not in index:
             index[v] = len(variables)
             entry = {"type": export_type(v.type), "name": v.name}
-            if isinstance(v, Constant) and not isinstance(v.type, NoneTypeT):
+            if isinstance(v, Constant) and isinstance(v.type, RandomGeneratorType):
+                entry["constant"] = key_of(v.data).tobytes().hex()
+            elif isinstance(v, Constant) and not isinstance(v.type, NoneTypeT):
                 entry["constant"] = _constant_hex(v)
             variables.append(entry)
         return index[v]

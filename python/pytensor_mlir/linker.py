@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pytensor.link.basic import JITLinker
 from pytensor.link.utils import raise_with_op
 
-from pytensor_mlir import _core, fusion, rewrites
+from pytensor.tensor.random.type import RandomGeneratorType
+
+from pytensor_mlir import _core, fusion, random, rewrites
 from pytensor_mlir.export import export_fgraph
 
 
@@ -79,6 +81,7 @@ class MLIRLinker(JITLinker):
         if run is None or not generic.outputs:
             return thunks, output_nodes, jit_fn
         fgraph = self.fgraph
+        run = _with_generators(run, fgraph)
 
         def thunk(run=run, inputs=generic.inputs, outputs=generic.outputs):
             try:
@@ -92,6 +95,24 @@ class MLIRLinker(JITLinker):
         thunk.outputs = generic.outputs
         thunk.lazy = False
         return [thunk], output_nodes, jit_fn
+
+
+def _with_generators(run, fgraph):
+    """`run` (run_cells), with the graph's random generators passed as their keys' words
+    and returned as new Generators (pytensor_mlir.random); `run` itself where it has none."""
+    is_rng = [isinstance(v.type, RandomGeneratorType) for v in fgraph.inputs]
+    out_rng = [k for k, v in enumerate(fgraph.outputs) if isinstance(v.type, RandomGeneratorType)]
+    if not any(is_rng) and not out_rng:
+        return run
+
+    def run_with_generators(inputs, outputs):
+        cells = [[random.key_of(c[0])] if r else c for c, r in zip(inputs, is_rng)]
+        results = run(cells, outputs)
+        for k in out_rng:
+            results[k] = outputs[k][0] = random.generator_of(results[k])
+        return results
+
+    return run_with_generators
 
 
 @dataclass(frozen=True)

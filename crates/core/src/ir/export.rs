@@ -34,6 +34,8 @@ pub enum ExportedType {
     Scalar { dtype: String },
     /// `NoneTypeT`: `NoneConst`, an optional input left out (a free `SpecifyShape` dim).
     None,
+    /// `RandomGeneratorType`: a numpy `Generator`, held here as its key (see lower/random.rs).
+    Rng,
     /// Any other type, named by its repr.
     Other { repr: String },
 }

@@ -112,6 +112,8 @@ fn tensor_type(ty: &ExportedType) -> Result<TensorType, String> {
             shape: vec![],
         }),
         ExportedType::None => Ok(TensorType { dtype: DType::Bool, shape: vec![] }),
+        // The runtime passes a Generator as the four words of its key.
+        ExportedType::Rng => Ok(TensorType { dtype: DType::UInt32, shape: vec![Some(crate::lower::random::KEY_WORDS)] }),
         ExportedType::Other { repr } => Err(format!("type {repr} is not a tensor type")),
     }
 }

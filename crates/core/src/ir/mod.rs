@@ -3,6 +3,7 @@
 pub mod export;
 pub mod graph;
 pub mod ops;
+pub mod random;
 pub mod scan;
 
 pub use graph::{Graph, GraphError, Node, ScalarGraph, ScalarNode, TensorType, Unsupported, VarId, Variable};

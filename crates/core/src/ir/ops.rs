@@ -168,6 +168,9 @@ pub enum Op {
     Convolve1d,
     /// `Expm`: the matrix exponential of a square matrix.
     Expm,
+    /// A `RandomVariable` (`NormalRV`, ...): inputs (rng, size, *params), outputs (the
+    /// next rng, the draws of `dtype`).
+    RandomVariable { dist: super::random::Distribution, dtype: DType },
     // End of the tensor-ops block.
 }
 
@@ -803,6 +806,10 @@ impl Op {
             // conditions to bool so): an `Elemwise` on 0-d tensors, which scalars are here.
             name if ScalarOp::from_name(name).is_some() || name == "Composite" || op.props.contains_key("$is_while") => {
                 ScalarOp::parse(op).map(Op::Elemwise)
+            }
+            // PyTensor's RandomVariable subclasses, by their `name` prop (lower/random.rs).
+            name if name.ends_with("RV") && op.props.contains_key("signature") => {
+                super::random::parse(op).map(|(dist, dtype)| Op::RandomVariable { dist, dtype })
             }
             // End of the tensor-ops block.
             _ => Err("no lowering rule for this Op".into()),

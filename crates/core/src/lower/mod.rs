@@ -34,6 +34,7 @@ mod ifelse;
 mod block_diagonal;
 mod convolve;
 mod expm;
+pub mod random;
 // End of the tensor-ops block.
 
 use crate::ir::{BlockwiseCore, Graph, GraphError, Node, Op, ScalarOp, TensorType, Unsupported, VarId};
@@ -750,6 +751,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::BlockDiagonal => block_diagonal::block_diagonal(cx, b, node),
         Op::Convolve1d => convolve::convolve1d(cx, b, node),
         Op::Expm => expm::expm(cx, b, node),
+        Op::RandomVariable { dist, dtype } => random::random_variable(cx, b, node, *dist, *dtype),
         // End of the tensor-ops block.
     }
 }

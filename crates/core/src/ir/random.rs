@@ -1,0 +1,76 @@
+//! PyTensor's `RandomVariable`s (`NormalRV`, `UniformRV`, ...): which distribution a
+//! node draws from, by the Op's `name` prop, and the dtype of its draws.
+
+use super::export::ExportedOp;
+use crate::dtype::DType;
+use serde_json::Value;
+
+/// The distributions lowered, each with PyTensor's parameters in its order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    /// (low, high)
+    Uniform,
+    /// (loc, scale)
+    Normal,
+    /// (loc, scale): loc + scale |z|, scipy's halfnorm.
+    HalfNormal,
+    /// (mean, sigma): exp(mean + sigma z).
+    LogNormal,
+    /// (scale)
+    Exponential,
+    /// (loc, scale), scipy's cauchy.
+    Cauchy,
+    /// (loc, scale)
+    Laplace,
+    /// (loc, scale)
+    Logistic,
+    /// (loc, scale), scipy's gumbel_r.
+    Gumbel,
+    /// (p), scipy's bernoulli: int64 draws.
+    Bernoulli,
+    /// (low, high): numpy's `integers`, high excluded.
+    Integers,
+}
+
+impl Distribution {
+    /// The distribution PyTensor's `name` prop names, if lowered.
+    pub fn from_name(name: &str) -> Option<Distribution> {
+        Some(match name {
+            "uniform" => Distribution::Uniform,
+            "normal" => Distribution::Normal,
+            "halfnormal" => Distribution::HalfNormal,
+            "lognormal" => Distribution::LogNormal,
+            "exponential" => Distribution::Exponential,
+            "cauchy" => Distribution::Cauchy,
+            "laplace" => Distribution::Laplace,
+            "logistic" => Distribution::Logistic,
+            "gumbel" => Distribution::Gumbel,
+            "bernoulli" => Distribution::Bernoulli,
+            "integers" => Distribution::Integers,
+            _ => return None,
+        })
+    }
+
+    /// How many parameters the distribution takes (each a scalar per draw).
+    pub fn arity(self) -> usize {
+        match self {
+            Distribution::Exponential | Distribution::Bernoulli => 1,
+            _ => 2,
+        }
+    }
+}
+
+/// A `RandomVariable` node's distribution and output dtype, from its props (`name`,
+/// `signature`, `dtype`). Only scalar signatures (`(),()->()`) are lowered.
+pub fn parse(op: &ExportedOp) -> Result<(Distribution, DType), String> {
+    let name = op.props.get("name").and_then(Value::as_str).ok_or("prop name is not a string")?;
+    let dist = Distribution::from_name(name).ok_or_else(|| format!("RandomVariable {name}: no lowering rule for this distribution"))?;
+    let signature = op.props.get("signature").and_then(Value::as_str).ok_or("prop signature is not a string")?;
+    let scalar = ["()"; 3][..dist.arity()].join(",") + "->()";
+    if signature != scalar {
+        return Err(format!("RandomVariable {name} with signature {signature} (only {scalar} is lowered)"));
+    }
+    let dtype = op.props.get("dtype").and_then(Value::as_str).ok_or("prop dtype is not a string")?;
+    let dtype = DType::parse(dtype).ok_or_else(|| format!("unknown dtype {dtype}"))?;
+    Ok((dist, dtype))
+}
