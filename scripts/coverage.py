@@ -100,6 +100,8 @@ PARTIAL = {
     "Eigh": "no second matrix",
     "MatrixPinv": "hermitian=True only",
     "QR": "no pivoting",
+    "RandomVariable": "uniform, normal, halfnormal, lognormal, exponential, cauchy, laplace, logistic, gumbel, "
+    "bernoulli, integers; our own streams",
 }
 
 

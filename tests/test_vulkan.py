@@ -556,3 +556,24 @@ def test_while_loop():
         values = [np.float32(args[0]), np.float32(args[1]), np.int64(args[2])]
         for g, w in zip(f(*values), ref(*values)):
             assert_same(g, w, err_msg=str(args))
+
+
+def test_random_variables():
+    """Draws on lavapipe: Philox and the transforms in float32 and int64 give the CPU's
+    integers exactly and its normals to within float32 rounding of the math (same stream),
+    and the normals pass a KS test; a bad scale raises as on the CPU."""
+    from scipy import stats
+
+    rng = pt.random.shared_rng(np.random.default_rng(1))
+    scale = pt.fscalar("scale")
+    next_rng, x = rng.normal(1.0, scale, size=(20000,), dtype="float32")
+    _, i = pt.random.integers(0, 10, size=(1000,), rng=next_rng, return_next_rng=True)
+    f = pytensor.function([scale], [x, i], mode=VULKAN)
+    cpu = pytensor.function([scale], [x, i], mode=pytensor_mlir.MLIR)
+    (gx, gi), (cx, ci) = f(np.float32(2)), cpu(np.float32(2))
+    assert gx.dtype == np.float32 and gi.dtype == np.int64
+    np.testing.assert_array_equal(gi, ci)
+    np.testing.assert_allclose(gx, cx, rtol=1e-5, atol=1e-5)
+    assert stats.kstest(gx, stats.norm(1, 2).cdf).pvalue > 1e-3
+    with pytest.raises(ValueError):
+        f(np.float32(-1))

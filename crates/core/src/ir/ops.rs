@@ -808,7 +808,7 @@ impl Op {
                 ScalarOp::parse(op).map(Op::Elemwise)
             }
             // PyTensor's RandomVariable subclasses, by their `name` prop (lower/random.rs).
-            name if name.ends_with("RV") && op.props.contains_key("signature") => {
+            name if name.ends_with("RV") || name == "RandomVariable" => {
                 super::random::parse(op).map(|(dist, dtype)| Op::RandomVariable { dist, dtype })
             }
             // End of the tensor-ops block.
@@ -870,6 +870,8 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "Pad", "Choose",
     // Issue 4: IfElse, BlockDiagonal, Convolve1d, Expm (lower/ifelse.rs, block_diagonal.rs, convolve.rs, expm.rs).
     "IfElse", "BlockDiagonal", "Convolve1d", "Expm",
+    // RandomVariable's subclasses (NormalRV, ...; lower/random.rs), by the base's name.
+    "RandomVariable",
     // Scan (for loops; see lower/scan.rs for what is refused).
     "Scan",
     // This backend's own Op (pytensor_mlir.fusion), which its rewrites insert.
