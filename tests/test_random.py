@@ -67,16 +67,30 @@ def test_uniform_draws_are_philox_bit_for_bit_and_the_next_rng_too():
         f(gen, -1)
 
 
-# (builder, params, scipy distribution of those params, output dtype)
+# (name, builder, parameters, the scipy distribution they give)
 CONTINUOUS = [
-    ("uniform", lambda a, b, **k: ptr.uniform(a, b, **k), (-2.0, 3.0), stats.uniform(-2.0, 5.0)),
-    ("normal", lambda a, b, **k: ptr.normal(a, b, **k), (1.5, 2.0), stats.norm(1.5, 2.0)),
-    ("halfnormal", lambda a, b, **k: ptr.halfnormal(a, b, **k), (1.0, 3.0), stats.halfnorm(1.0, 3.0)),
-    ("lognormal", lambda a, b, **k: ptr.lognormal(a, b, **k), (0.5, 0.75), stats.lognorm(0.75, scale=np.exp(0.5))),
-    ("cauchy", lambda a, b, **k: ptr.cauchy(a, b, **k), (-1.0, 0.5), stats.cauchy(-1.0, 0.5)),
-    ("laplace", lambda a, b, **k: ptr.laplace(a, b, **k), (2.0, 1.5), stats.laplace(2.0, 1.5)),
-    ("logistic", lambda a, b, **k: ptr.logistic(a, b, **k), (0.0, 2.0), stats.logistic(0.0, 2.0)),
-    ("gumbel", lambda a, b, **k: ptr.gumbel(a, b, **k), (1.0, 2.0), stats.gumbel_r(1.0, 2.0)),
+    ("uniform", ptr.uniform, (-2.0, 3.0), stats.uniform(-2.0, 5.0)),
+    ("normal", ptr.normal, (1.5, 2.0), stats.norm(1.5, 2.0)),
+    ("halfnormal", ptr.halfnormal, (1.0, 3.0), stats.halfnorm(1.0, 3.0)),
+    ("lognormal", ptr.lognormal, (0.5, 0.75), stats.lognorm(0.75, scale=np.exp(0.5))),
+    ("cauchy", ptr.cauchy, (-1.0, 0.5), stats.cauchy(-1.0, 0.5)),
+    ("laplace", ptr.laplace, (2.0, 1.5), stats.laplace(2.0, 1.5)),
+    ("logistic", ptr.logistic, (0.0, 2.0), stats.logistic(0.0, 2.0)),
+    ("gumbel", ptr.gumbel, (1.0, 2.0), stats.gumbel_r(1.0, 2.0)),
+    ("exponential", ptr.exponential, (2.5,), stats.expon(scale=2.5)),
+    ("weibull", ptr.weibull, (1.5,), stats.weibull_min(1.5)),
+    ("pareto", ptr.pareto, (3.0, 2.0), stats.pareto(3.0, scale=2.0)),
+    ("halfcauchy", ptr.halfcauchy, (1.0, 2.0), stats.halfcauchy(1.0, 2.0)),
+    ("triangular", ptr.triangular, (-1.0, 0.5, 2.0), stats.triang(0.5, -1.0, 3.0)),
+    ("wald", ptr.wald, (2.0, 3.0), stats.invgauss(2.0 / 3.0, scale=3.0)),
+    ("truncexpon", ptr.truncexpon, (2.0, 1.0, 0.5), stats.truncexpon(2.0, 1.0, 0.5)),
+    ("gamma small shape", lambda a, s, **k: ptr.gamma(a, scale=s, **k), (0.4, 2.0), stats.gamma(0.4, scale=2.0)),
+    ("gamma", lambda a, s, **k: ptr.gamma(a, scale=s, **k), (3.5, 1.5), stats.gamma(3.5, scale=1.5)),
+    ("beta small shapes", ptr.beta, (0.3, 0.7), stats.beta(0.3, 0.7)),
+    ("beta", ptr.beta, (2.0, 5.0), stats.beta(2.0, 5.0)),
+    ("invgamma", ptr.invgamma, (3.0, 2.0), stats.invgamma(3.0, scale=2.0)),
+    ("t", ptr.t, (4.0, 1.0, 2.0), stats.t(4.0, 1.0, 2.0)),
+    ("chisquare", ptr.chisquare, (3.0,), stats.chi2(3.0)),
 ]
 
 
@@ -87,24 +101,56 @@ def test_continuous_distributions_pass_ks_tests(dtype):
     # exceed 1e-3; the seed is fixed, so the outcome is the same on every run.
     rng = pytensor.shared(np.random.default_rng(7))
     inputs, draws, values = [], [], []
-    for name, make, (p, q), _ in CONTINUOUS:
-        a, b = pt.scalar(f"{name}_a", dtype=dtype), pt.scalar(f"{name}_b", dtype=dtype)
-        rng, x = make(a, b, size=(100, 200), rng=rng, dtype=dtype, return_next_rng=True)
-        inputs += [a, b]
-        values += [np.asarray(p, dtype), np.asarray(q, dtype)]
+    for name, make, params, _ in CONTINUOUS:
+        args = [pt.scalar(f"{name}_{k}", dtype=dtype) for k in range(len(params))]
+        rng, x = make(*args, size=(100, 200), rng=rng, return_next_rng=True, **({} if name == "chisquare" else {"dtype": dtype}))
+        inputs += args
+        values += [np.asarray(v, dtype) for v in params]
         draws.append(x)
-    scale = pt.scalar("scale", dtype=dtype)
-    draws.append(ptr.exponential(scale, size=(100, 200), rng=rng, dtype=dtype, return_next_rng=True)[1])
-    f = pytensor.function(inputs + [scale], draws, mode=MLIR)
-    outs = f(*values, np.asarray(2.5, dtype))
-    dists = [(name, dist) for name, _, _, dist in CONTINUOUS] + [("exponential", stats.expon(scale=2.5))]
-    for (name, dist), x in zip(dists, outs):
-        assert x.dtype == dtype and x.shape == (100, 200), name
+    f = pytensor.function(inputs, draws, mode=MLIR)
+    outs = f(*values)
+    for (name, _, _, dist), x in zip(CONTINUOUS, outs):
+        want_dtype = "float64" if name == "chisquare" else dtype
+        assert x.dtype == want_dtype and x.shape == (100, 200), name
         assert np.isfinite(x).all(), name
         pvalue = stats.kstest(x.ravel().astype(np.float64), dist.cdf).pvalue
         assert pvalue > 1e-3, f"{name}: KS p-value {pvalue}"
     # Draws from one chain of rngs are independent of each other.
     assert abs(np.corrcoef(outs[0].ravel(), outs[1].ravel())[0, 1]) < 0.03
+
+
+def assert_fits(draws, dist, name):
+    """A chi-square goodness-of-fit test of integer draws against `dist` (scipy), the tail
+    bins merged so that each expects at least 20 draws; p-value above 1e-3."""
+    n = draws.size
+    hi = int(dist.ppf(1 - 20 / n)) + 1
+    lo = max(int(dist.ppf(20 / n)) - 1, int(dist.support()[0]))
+    edges = np.arange(lo, hi + 1)
+    observed = np.array([(draws < lo).sum()] + [(draws == k).sum() for k in edges[:-1]] + [(draws >= hi).sum()])
+    expected = n * np.array([dist.cdf(lo - 1)] + [dist.pmf(k) for k in edges[:-1]] + [dist.sf(hi - 1)])
+    keep = expected > 0
+    pvalue = stats.chisquare(observed[keep], expected[keep] * observed[keep].sum() / expected[keep].sum()).pvalue
+    assert pvalue > 1e-3, f"{name}: chi-square p-value {pvalue}"
+
+
+def test_counts_fit_their_distributions():
+    # Poisson below and above the switch of methods (10), geometric, negative binomial.
+    rng = pytensor.shared(np.random.default_rng(13))
+    lam, p, n, q = pt.dvector("lam"), pt.dscalar("p"), pt.dscalar("n"), pt.dscalar("q")
+    rng, k = ptr.poisson(lam, size=(40000, 3), rng=rng, return_next_rng=True)
+    rng, gk = ptr.geometric(p, size=(40000,), rng=rng, return_next_rng=True)
+    _, nb = ptr.negative_binomial(n, q, size=(40000,), rng=rng, return_next_rng=True)
+    f = pytensor.function([lam, p, n, q], [k, gk, nb], mode=MLIR)
+    lams = np.array([0.7, 9.5, 150.0])
+    counts, geo, negbin = f(lams, 0.3, 2.5, 0.3)
+    assert counts.dtype == np.int64 and geo.dtype == np.int64 and negbin.dtype == np.int64
+    for j, m in enumerate(lams):
+        assert_fits(counts[:, j], stats.poisson(m), f"poisson {m}")
+    assert_fits(geo, stats.geom(0.3), "geometric")
+    assert_fits(negbin, stats.nbinom(2.5, 0.3), "negative_binomial")
+    # Degenerate parameters: lam 0, p 1.
+    counts, geo, negbin = f(np.zeros(3), 1.0, 2.5, 1.0)
+    assert (counts == 0).all() and (geo == 1).all() and (negbin == 0).all()
 
 
 def test_discrete_distributions():
@@ -202,35 +248,36 @@ def test_shared_rng_method_api_and_a_size_argument():
 
 
 def test_parameter_errors_match_the_c_backend():
-    a, b = pt.dscalar("a"), pt.dscalar("b")
-    rng = pytensor.shared(np.random.default_rng(1))
-    outs = {}
-    for name, make, _, _ in CONTINUOUS:
-        outs[name] = make(a, b, rng=rng, return_next_rng=True)[1]
-    outs["exponential"] = ptr.exponential(b, rng=rng, return_next_rng=True)[1]
-    for name, out in outs.items():
-        f = pytensor.function([a, b], out, mode=MLIR, on_unused_input="ignore")
-        ref = pytensor.function([a, b], out, mode=C, on_unused_input="ignore")
-        for values in [(0.0, -1.0), (0.0, np.nan), (1.0, 0.5), (0.0, np.inf), (np.nan, 1.0), (0.0, 0.0)]:
-            try:
-                want = ref(*values)
-            except Exception as e:
-                with pytest.raises(type(e)):
-                    f(*values)
-                continue
-            got = f(*values)
-            assert got.dtype == want.dtype and got.shape == want.shape
-            # Draws differ; what is determined must agree: NaN, infinities, the point mass.
-            assert np.isnan(got) == np.isnan(want), (name, values)
-            if values[1] == 0.0 and name not in ("uniform", "exponential"):
-                expected = np.exp(values[0]) if name == "lognormal" else values[0]
-                assert got == expected, (name, values)
+    # Each parameter in turn set to 0, -1, NaN, infinity (and 0.5 for a probability's
+    # sake), the others at their valid values; both backends raise the same exception, or
+    # neither does, and where neither does NaN draws are NaN in both.
+    cases = [(name, make, params) for name, make, params, _ in CONTINUOUS if name not in ("gamma small shape", "beta small shapes", "invgamma")]
+    cases += [("poisson", ptr.poisson, (3.0,)), ("geometric", ptr.geometric, (0.3,)), ("negative_binomial", ptr.negative_binomial, (2.5, 0.3))]
+    for name, make, params in cases:
+        args = [pt.dscalar(f"p{k}") for k in range(len(params))]
+        rng = pytensor.shared(np.random.default_rng(1))
+        out = make(*args, rng=rng, return_next_rng=True)[1]
+        f = pytensor.function(args, out, mode=MLIR)
+        ref = pytensor.function(args, out, mode=C)
+        for k in range(len(params)):
+            for bad in [0.0, -1.0, np.nan, np.inf, 0.5]:
+                values = list(params)
+                values[k] = bad
+                try:
+                    want = ref(*values)
+                except Exception as e:
+                    with pytest.raises(type(e)):
+                        f(*values)
+                    continue
+                got = f(*values)
+                assert got.dtype == want.dtype and got.shape == want.shape, (name, values)
+                assert np.isnan(got) == np.isnan(want), (name, values)
 
 
 def test_unsupported_distributions_are_refused_by_name():
     rng = pytensor.shared(np.random.default_rng(1))
-    x = ptr.poisson(3.0, size=(4,), rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="poisson"):
+    x = ptr.binomial(10, 0.5, size=(4,), rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="binomial"):
         pytensor.function([], x, mode=MLIR)
     m = ptr.multivariate_normal(np.zeros(2), np.eye(2), rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="multivariate_normal"):

@@ -30,6 +30,32 @@ pub enum Distribution {
     Bernoulli,
     /// (low, high): numpy's `integers`, high excluded.
     Integers,
+    /// (a): numpy's weibull, (-log(1 - u))^(1/a).
+    Weibull,
+    /// (b, scale), scipy's pareto.
+    Pareto,
+    /// (loc, scale), scipy's halfcauchy.
+    HalfCauchy,
+    /// (p): trials to the first success, int64.
+    Geometric,
+    /// (left, mode, right)
+    Triangular,
+    /// (mean, scale): the inverse Gaussian.
+    Wald,
+    /// (b, loc, scale), scipy's truncexpon.
+    TruncExpon,
+    /// (shape, scale)
+    Gamma,
+    /// (alpha, beta)
+    Beta,
+    /// (shape, scale): 1 / gamma(shape, 1 / scale).
+    InvGamma,
+    /// (df, loc, scale), scipy's t.
+    StudentT,
+    /// (lam): int64.
+    Poisson,
+    /// (n, p), scipy's nbinom: a Poisson of a gamma mean, int64.
+    NegativeBinomial,
 }
 
 impl Distribution {
@@ -47,14 +73,29 @@ impl Distribution {
             "gumbel" => Distribution::Gumbel,
             "bernoulli" => Distribution::Bernoulli,
             "integers" => Distribution::Integers,
+            "weibull" => Distribution::Weibull,
+            "pareto" => Distribution::Pareto,
+            "halfcauchy" => Distribution::HalfCauchy,
+            "geometric" => Distribution::Geometric,
+            "triangular" => Distribution::Triangular,
+            "wald" => Distribution::Wald,
+            "truncexpon" => Distribution::TruncExpon,
+            "gamma" => Distribution::Gamma,
+            "beta" => Distribution::Beta,
+            "invgamma" => Distribution::InvGamma,
+            "t" => Distribution::StudentT,
+            "poisson" => Distribution::Poisson,
+            "negative_binomial" => Distribution::NegativeBinomial,
             _ => return None,
         })
     }
 
     /// How many parameters the distribution takes (each a scalar per draw).
     pub fn arity(self) -> usize {
+        use Distribution::*;
         match self {
-            Distribution::Exponential | Distribution::Bernoulli => 1,
+            Exponential | Bernoulli | Weibull | Geometric | Poisson => 1,
+            Triangular | TruncExpon | StudentT => 3,
             _ => 2,
         }
     }

@@ -1,0 +1,549 @@
+//! Each distribution's draw from a draw's random words (`Source`) and its parameters:
+//! inverse CDFs and other straight-line transforms of uniforms, and bounded rejection
+//! loops (gamma, Poisson) for the rest. Arithmetic in the work type (the output's float
+//! type; f64 for integer outputs), the math by this backend's accurate scalar lowerings.
+
+use super::philox::Source;
+use crate::dtype::DType;
+use crate::ir::random::Distribution;
+use crate::ir::ScalarOp;
+use crate::lower::scalar::{self, Flags, Scalar};
+use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
+use std::cell::RefCell;
+
+/// Attempts of a gamma draw's rejection loop: Marsaglia and Tsang's method accepts with
+/// probability above 0.95 for every shape, so 16 all fail with probability below 1e-20.
+const GAMMA_ATTEMPTS: u32 = 16;
+/// Blocks one gamma draw may read: its boost's, then two per attempt.
+const GAMMA_BLOCKS: u32 = 1 + 2 * GAMMA_ATTEMPTS;
+/// Below this mean a Poisson draw multiplies uniforms (Knuth), one per step; at most this
+/// many steps (a count past 200 has probability below 1e-180 there).
+const POISSON_SMALL: f64 = 10.0;
+const POISSON_STEPS: u32 = 200;
+/// Attempts of the PTRS loop (Hoermann 1993: acceptance above 0.9).
+const PTRS_ATTEMPTS: u32 = 64;
+
+/// Scalar math in the work type; the first lowering error is kept for `finish`.
+pub struct Math {
+    pub work: DType,
+    error: RefCell<Option<String>>,
+}
+
+impl Math {
+    pub fn new(work: DType) -> Math {
+        Math { work, error: RefCell::new(None) }
+    }
+
+    pub fn c(&self, g: &mut Block, x: f64) -> Value {
+        g.constant_f64(x, scalar::scalar_type(self.work))
+    }
+
+    /// `op(x)` by the scalar lowering.
+    pub fn f(&self, g: &mut Block, op: ScalarOp, x: &Value) -> Value {
+        match scalar::lower(g, &op, &[Scalar { value: x.clone(), dtype: self.work }], &[self.work], &mut Flags::default()) {
+            Ok(r) => r[0].value.clone(),
+            Err(e) => {
+                self.error.borrow_mut().get_or_insert(e);
+                x.clone()
+            }
+        }
+    }
+
+    pub fn finish(self) -> Result<(), String> {
+        self.error.into_inner().map_or(Ok(()), Err)
+    }
+}
+
+fn add(g: &mut Block, a: &Value, b: &Value) -> Value {
+    g.arith(Arith::AddF, a, b)
+}
+fn sub(g: &mut Block, a: &Value, b: &Value) -> Value {
+    g.arith(Arith::SubF, a, b)
+}
+fn mul(g: &mut Block, a: &Value, b: &Value) -> Value {
+    g.arith(Arith::MulF, a, b)
+}
+fn div(g: &mut Block, a: &Value, b: &Value) -> Value {
+    g.arith(Arith::DivF, a, b)
+}
+
+/// `u` moved into (0, 1): the middle of the interval it stands for, for the transforms
+/// that take the log of u or of 1 - u.
+fn open(g: &mut Block, m: &Math, u: &Value) -> Value {
+    let half_step = m.c(g, if m.work == DType::Float32 { 2f64.powi(-25) } else { 2f64.powi(-54) });
+    add(g, u, &half_step)
+}
+
+/// loc + scale x
+fn loc_scale(g: &mut Block, loc: &Value, scale: &Value, x: &Value) -> Value {
+    let s = mul(g, scale, x);
+    add(g, loc, &s)
+}
+
+/// -log(1 - u): a standard exponential.
+fn exponential(g: &mut Block, m: &Math, u: &Value) -> Value {
+    let neg = g.negf(u);
+    let l = m.f(g, ScalarOp::Log1p, &neg);
+    g.negf(&l)
+}
+
+/// A standard normal by Box-Muller: sqrt(-2 log(1 - u)) cos(2 pi v), 1 - u in (0, 1].
+fn normal(g: &mut Block, m: &Math, [u, v]: &[Value; 2]) -> Value {
+    let one = m.c(g, 1.0);
+    let w = sub(g, &one, u);
+    let l = m.f(g, ScalarOp::Log, &w);
+    let m2 = m.c(g, -2.0);
+    let r2 = mul(g, &m2, &l);
+    let r = m.f(g, ScalarOp::Sqrt, &r2);
+    let tau = m.c(g, std::f64::consts::TAU);
+    let a = mul(g, &tau, v);
+    let cos = m.f(g, ScalarOp::Cos, &a);
+    mul(g, &r, &cos)
+}
+
+fn i32_const(g: &mut Block, v: u32) -> Value {
+    g.constant_int(v as i64, ScalarType::I32)
+}
+
+/// A bounded rejection loop: `attempt(g, j)` gives (accepted, value) for attempt j (an
+/// i32); the first accepted value, NaN where none of `attempts` is (NaN parameters).
+fn rejection(g: &mut Block, m: &Math, attempts: u32, attempt: impl FnOnce(&mut Block, &Value) -> (Value, Value)) -> Value {
+    let zero = i32_const(g, 0);
+    let no = g.constant_int(0, ScalarType::I1);
+    let nan = m.c(g, f64::NAN);
+    let r = g.scf_while(
+        &[zero, no, nan],
+        |c, s| {
+            let limit = i32_const(c, attempts);
+            let more = c.cmpi(CmpI::Slt, &s[0], &limit);
+            let yes = c.constant_int(1, ScalarType::I1);
+            let open = c.arith(Arith::XOrI, &s[1], &yes);
+            c.arith(Arith::AndI, &more, &open)
+        },
+        |bd, s| {
+            let (accepted, value) = attempt(bd, &s[0]);
+            let x = bd.select(&accepted, &value, &s[2]);
+            let one = i32_const(bd, 1);
+            vec![bd.arith(Arith::AddI, &s[0], &one), accepted, x]
+        },
+    );
+    r[2].clone()
+}
+
+/// Block `base + step * j + offset` (i32) for attempt j.
+fn block_of(g: &mut Block, base: u32, step: u32, offset: u32, j: &Value) -> Value {
+    let s = i32_const(g, step);
+    let o = i32_const(g, base + offset);
+    let x = g.arith(Arith::MulI, j, &s);
+    g.arith(Arith::AddI, &x, &o)
+}
+
+/// A standard gamma draw of shape `a` and its log, reading blocks `base ..
+/// base + GAMMA_BLOCKS`: Marsaglia and Tsang's method ("A simple method for generating
+/// gamma variables", 2000) for shape max(a, a + 1 if a < 1), boosted by u^(1/a) below 1
+/// (the log carried apart, so that a beta of small shapes does not underflow).
+fn standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> (Value, Value) {
+    let work = m.work;
+    let one = m.c(g, 1.0);
+    let small = g.cmpf(CmpF::Olt, a, &one);
+    let a1 = add(g, a, &one);
+    let shape = g.select(&small, &a1, a);
+    let third = m.c(g, 1.0 / 3.0);
+    let d = sub(g, &shape, &third);
+    let nine = m.c(g, 9.0);
+    let nine_d = mul(g, &nine, &d);
+    let root = m.f(g, ScalarOp::Sqrt, &nine_d);
+    let c = div(g, &one, &root);
+    let dv = rejection(g, m, GAMMA_ATTEMPTS, |g, j| {
+        let b1 = block_of(g, base, 2, 1, j);
+        let uv = src.uniforms(g, &b1, work);
+        let z = normal(g, m, &uv);
+        let b2 = block_of(g, base, 2, 2, j);
+        let [w, _] = src.uniforms(g, &b2, work);
+        let one = m.c(g, 1.0);
+        let cz = mul(g, &c, &z);
+        let t = add(g, &one, &cz);
+        let t2 = mul(g, &t, &t);
+        let v = mul(g, &t2, &t);
+        let zero = m.c(g, 0.0);
+        let positive = g.cmpf(CmpF::Ogt, &v, &zero);
+        // log(w) < z^2 / 2 + d - d v + d log(v)
+        let half = m.c(g, 0.5);
+        let z2 = mul(g, &z, &z);
+        let hz2 = mul(g, &half, &z2);
+        let dv = mul(g, &d, &v);
+        let lv = m.f(g, ScalarOp::Log, &v);
+        let dlv = mul(g, &d, &lv);
+        let r = add(g, &hz2, &d);
+        let r = sub(g, &r, &dv);
+        let r = add(g, &r, &dlv);
+        let lw = m.f(g, ScalarOp::Log, &w);
+        let below = g.cmpf(CmpF::Olt, &lw, &r);
+        (g.arith(Arith::AndI, &positive, &below), dv)
+    });
+    let [u0, _] = src.uniforms_at(g, base, work);
+    let u0 = open(g, m, &u0);
+    let lu = m.f(g, ScalarOp::Log, &u0);
+    let boost_log = div(g, &lu, a);
+    let zero = m.c(g, 0.0);
+    let boost_log = g.select(&small, &boost_log, &zero);
+    let boost = m.f(g, ScalarOp::Exp, &boost_log);
+    let x = mul(g, &dv, &boost);
+    let log_dv = m.f(g, ScalarOp::Log, &dv);
+    let log_x = add(g, &log_dv, &boost_log);
+    // An infinite shape: numpy's infinity (the loop's d - d v is NaN there).
+    let inf = m.c(g, f64::INFINITY);
+    let infinite = g.cmpf(CmpF::Oeq, a, &inf);
+    (g.select(&infinite, &inf, &x), g.select(&infinite, &inf, &log_x))
+}
+
+/// A Poisson draw of mean `lam` (f64), as a float, from blocks `base ..`: Knuth's product
+/// of uniforms below `POISSON_SMALL`, Hoermann's PTRS ("The transformed rejection method
+/// for generating Poisson random variables", 1993) above.
+fn poisson(g: &mut Block, m: &Math, src: &Source, lam: &Value, base: u32) -> Value {
+    let work = m.work;
+    let t = scalar::scalar_type(work);
+    let small_limit = m.c(g, POISSON_SMALL);
+    let small = g.cmpf(CmpF::Olt, lam, &small_limit);
+    g.scf_if(
+        &small,
+        &[t],
+        |s| {
+            // Count the uniforms multiplied while the product stays above exp(-lam).
+            let neg = s.negf(lam);
+            let limit = m.f(s, ScalarOp::Exp, &neg);
+            let (zero, one) = (i32_const(s, 0), m.c(s, 1.0));
+            let count = m.c(s, 0.0);
+            let r = s.scf_while(
+                &[zero, one, count],
+                |c, st| {
+                    let steps = i32_const(c, POISSON_STEPS);
+                    let more = c.cmpi(CmpI::Slt, &st[0], &steps);
+                    let above = c.cmpf(CmpF::Ogt, &st[1], &limit);
+                    c.arith(Arith::AndI, &more, &above)
+                },
+                |bd, st| {
+                    let blk = block_of(bd, base, 1, 0, &st[0]);
+                    let [u, _] = src.uniforms(bd, &blk, work);
+                    let prod = mul(bd, &st[1], &u);
+                    let above = bd.cmpf(CmpF::Ogt, &prod, &limit);
+                    let (one, zero) = (m.c(bd, 1.0), m.c(bd, 0.0));
+                    let inc = bd.select(&above, &one, &zero);
+                    let k = add(bd, &st[2], &inc);
+                    let step = i32_const(bd, 1);
+                    vec![bd.arith(Arith::AddI, &st[0], &step), prod, k]
+                },
+            );
+            vec![r[2].clone()]
+        },
+        |l| {
+            let slam = m.f(l, ScalarOp::Sqrt, lam);
+            let loglam = m.f(l, ScalarOp::Log, lam);
+            let c = |l: &mut Block, x: f64| m.c(l, x);
+            let (k0931, k253) = (c(l, 0.931), c(l, 2.53));
+            let b = mul(l, &k253, &slam);
+            let b = add(l, &k0931, &b);
+            let (k0059, k02483) = (c(l, -0.059), c(l, 0.02483));
+            let a = mul(l, &k02483, &b);
+            let a = add(l, &k0059, &a);
+            let (k11239, k11328, k34) = (c(l, 1.1239), c(l, 1.1328), c(l, 3.4));
+            let bm = sub(l, &b, &k34);
+            let q = div(l, &k11328, &bm);
+            let inv_alpha = add(l, &k11239, &q);
+            let (k09277, k36224, two) = (c(l, 0.9277), c(l, 3.6224), c(l, 2.0));
+            let bm2 = sub(l, &b, &two);
+            let q = div(l, &k36224, &bm2);
+            let vr = sub(l, &k09277, &q);
+            let log_inv_alpha = m.f(l, ScalarOp::Log, &inv_alpha);
+            let k = rejection(l, m, PTRS_ATTEMPTS, |g, j| {
+                let blk = block_of(g, base, 1, 0, j);
+                let [u, v] = src.uniforms(g, &blk, work);
+                let half = m.c(g, 0.5);
+                let uc = sub(g, &u, &half);
+                let au = g.math(MathUnary::AbsF, &uc);
+                let us = sub(g, &half, &au);
+                // k = floor((2 a / us + b) U + lam + 0.43)
+                let two = m.c(g, 2.0);
+                let ta = mul(g, &two, &a);
+                let q = div(g, &ta, &us);
+                let q = add(g, &q, &b);
+                let q = mul(g, &q, &uc);
+                let q = add(g, &q, lam);
+                let k043 = m.c(g, 0.43);
+                let q = add(g, &q, &k043);
+                let k = g.math(MathUnary::Floor, &q);
+                let (k007, k0013, zero) = (m.c(g, 0.07), m.c(g, 0.013), m.c(g, 0.0));
+                let wide = g.cmpf(CmpF::Oge, &us, &k007);
+                let low_v = g.cmpf(CmpF::Ole, &v, &vr);
+                let quick = g.arith(Arith::AndI, &wide, &low_v);
+                let negative = g.cmpf(CmpF::Olt, &k, &zero);
+                let narrow = g.cmpf(CmpF::Olt, &us, &k0013);
+                let high_v = g.cmpf(CmpF::Ogt, &v, &us);
+                let tail = g.arith(Arith::AndI, &narrow, &high_v);
+                let reject = g.arith(Arith::OrI, &negative, &tail);
+                // log(v) + log(inv_alpha) - log(a / us^2 + b) <= -lam + k log(lam) - lgamma(k + 1)
+                let lv = m.f(g, ScalarOp::Log, &v);
+                let us2 = mul(g, &us, &us);
+                let q = div(g, &a, &us2);
+                let q = add(g, &q, &b);
+                let lq = m.f(g, ScalarOp::Log, &q);
+                let lhs = add(g, &lv, &log_inv_alpha);
+                let lhs = sub(g, &lhs, &lq);
+                let one = m.c(g, 1.0);
+                let k1 = add(g, &k, &one);
+                let lg = m.f(g, ScalarOp::GammaLn, &k1);
+                let kl = mul(g, &k, &loglam);
+                let rhs = sub(g, &kl, lam);
+                let rhs = sub(g, &rhs, &lg);
+                let fits = g.cmpf(CmpF::Ole, &lhs, &rhs);
+                let yes = g.constant_int(1, ScalarType::I1);
+                let keep = g.arith(Arith::XOrI, &reject, &yes);
+                let slow = g.arith(Arith::AndI, &keep, &fits);
+                (g.arith(Arith::OrI, &quick, &slow), k)
+            });
+            vec![k]
+        },
+    )
+    .remove(0)
+}
+
+/// One draw of `dist` from `src` and the element's parameters `p` (in `m.work`; i64 for
+/// `Integers`).
+pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &[Value]) -> Value {
+    use Distribution::*;
+    let work = m.work;
+    if dist == Integers {
+        // low + (64 random bits mod (high - low)): the bias is below (high - low) / 2^64.
+        let words = src.block_at(g, 0);
+        let hi = g.cast(Cast::ExtUI, &words[0], ScalarType::I64);
+        let lo = g.cast(Cast::ExtUI, &words[1], ScalarType::I64);
+        let shift = g.constant_int(32, ScalarType::I64);
+        let hi = g.shli(&hi, &shift);
+        let bits = g.arith(Arith::OrI, &hi, &lo);
+        let range = g.arith(Arith::SubI, &p[1], &p[0]);
+        // A range that is not positive raises after the call; 1 keeps the division defined.
+        let one = g.constant_int(1, ScalarType::I64);
+        let range = g.arith(Arith::MaxSI, &range, &one);
+        let r = g.arith(Arith::RemUI, &bits, &range);
+        return g.arith(Arith::AddI, &p[0], &r);
+    }
+    let uv = src.uniforms_at(g, 0, work);
+    let u = uv[0].clone();
+    match dist {
+        Uniform => {
+            let range = sub(g, &p[1], &p[0]);
+            let x = mul(g, &range, &u);
+            add(g, &p[0], &x)
+        }
+        Normal => {
+            let z = normal(g, m, &uv);
+            loc_scale(g, &p[0], &p[1], &z)
+        }
+        HalfNormal => {
+            let z = normal(g, m, &uv);
+            let z = g.math(MathUnary::AbsF, &z);
+            loc_scale(g, &p[0], &p[1], &z)
+        }
+        LogNormal => {
+            let z = normal(g, m, &uv);
+            let x = loc_scale(g, &p[0], &p[1], &z);
+            m.f(g, ScalarOp::Exp, &x)
+        }
+        Exponential => {
+            let e = exponential(g, m, &u);
+            mul(g, &e, &p[0])
+        }
+        Cauchy => {
+            // tan(pi (u - 1/2)), u in (0, 1)
+            let u = open(g, m, &u);
+            let half = m.c(g, 0.5);
+            let x = sub(g, &u, &half);
+            let pi = m.c(g, std::f64::consts::PI);
+            let a = mul(g, &pi, &x);
+            let t = m.f(g, ScalarOp::Tan, &a);
+            loc_scale(g, &p[0], &p[1], &t)
+        }
+        HalfCauchy => {
+            // tan(pi u / 2), u in [0, 1)
+            let half_pi = m.c(g, std::f64::consts::FRAC_PI_2);
+            let a = mul(g, &half_pi, &u);
+            let t = m.f(g, ScalarOp::Tan, &a);
+            loc_scale(g, &p[0], &p[1], &t)
+        }
+        Laplace => {
+            // The inverse CDF: log(2u) below the median, -log(2(1 - u)) above it.
+            let u = open(g, m, &u);
+            let (half, two, one) = (m.c(g, 0.5), m.c(g, 2.0), m.c(g, 1.0));
+            let below = g.cmpf(CmpF::Olt, &u, &half);
+            let w = sub(g, &one, &u);
+            let side = g.select(&below, &u, &w);
+            let x = mul(g, &two, &side);
+            let l = m.f(g, ScalarOp::Log, &x);
+            let nl = g.negf(&l);
+            let e = g.select(&below, &l, &nl);
+            loc_scale(g, &p[0], &p[1], &e)
+        }
+        Logistic => {
+            // log(u / (1 - u))
+            let u = open(g, m, &u);
+            let one = m.c(g, 1.0);
+            let w = sub(g, &one, &u);
+            let (lu, lw) = (m.f(g, ScalarOp::Log, &u), m.f(g, ScalarOp::Log, &w));
+            let x = sub(g, &lu, &lw);
+            loc_scale(g, &p[0], &p[1], &x)
+        }
+        Gumbel => {
+            // -log(-log(u))
+            let u = open(g, m, &u);
+            let l = m.f(g, ScalarOp::Log, &u);
+            let nl = g.negf(&l);
+            let ll = m.f(g, ScalarOp::Log, &nl);
+            let x = g.negf(&ll);
+            loc_scale(g, &p[0], &p[1], &x)
+        }
+        Bernoulli => {
+            let hit = g.cmpf(CmpF::Olt, &u, &p[0]);
+            let (one, zero) = (m.c(g, 1.0), m.c(g, 0.0));
+            g.select(&hit, &one, &zero)
+        }
+        Weibull => {
+            // E^(1/a) for a standard exponential E; numpy's 0 where a is 0.
+            let e = exponential(g, m, &u);
+            let l = m.f(g, ScalarOp::Log, &e);
+            let q = div(g, &l, &p[0]);
+            let x = m.f(g, ScalarOp::Exp, &q);
+            let zero = m.c(g, 0.0);
+            let degenerate = g.cmpf(CmpF::Oeq, &p[0], &zero);
+            g.select(&degenerate, &zero, &x)
+        }
+        Pareto => {
+            // scale (1 - u)^(-1/b) = scale exp(E / b)
+            let e = exponential(g, m, &u);
+            let q = div(g, &e, &p[0]);
+            let x = m.f(g, ScalarOp::Exp, &q);
+            mul(g, &p[1], &x)
+        }
+        Geometric => {
+            // ceil(log(1 - u) / log(1 - p)), at least 1 (p = 1 gives 0 / -inf).
+            let u = open(g, m, &u);
+            let nu = g.negf(&u);
+            let lu = m.f(g, ScalarOp::Log1p, &nu);
+            let np = g.negf(&p[0]);
+            let lp = m.f(g, ScalarOp::Log1p, &np);
+            let q = div(g, &lu, &lp);
+            let k = m.f(g, ScalarOp::Ceil, &q);
+            let one = m.c(g, 1.0);
+            g.arith(Arith::MaximumF, &k, &one)
+        }
+        Triangular => {
+            // The inverse CDF on each side of the mode.
+            let (left, mode, right) = (&p[0], &p[1], &p[2]);
+            let base = sub(g, right, left);
+            let left_base = sub(g, mode, left);
+            let right_base = sub(g, right, mode);
+            let ratio = div(g, &left_base, &base);
+            let below = g.cmpf(CmpF::Ole, &u, &ratio);
+            let lp = mul(g, &left_base, &base);
+            let lp = mul(g, &u, &lp);
+            let ls = m.f(g, ScalarOp::Sqrt, &lp);
+            let lo = add(g, left, &ls);
+            let one = m.c(g, 1.0);
+            let w = sub(g, &one, &u);
+            let rp = mul(g, &right_base, &base);
+            let rp = mul(g, &w, &rp);
+            let rs = m.f(g, ScalarOp::Sqrt, &rp);
+            let hi = sub(g, right, &rs);
+            g.select(&below, &lo, &hi)
+        }
+        Wald => {
+            // Michael, Schucany and Haas (1976): the smaller root x of the chi-square
+            // transform, written without cancellation, x = m - 2 m y / (y + sqrt(4 s y + y^2))
+            // for y = m z^2 (the limit m where y is 0 or the scale infinite), or m^2 / x as a
+            // second uniform chooses.
+            let (mean, scale) = (&p[0], &p[1]);
+            let z = normal(g, m, &uv);
+            let y = mul(g, &z, &z);
+            let y = mul(g, mean, &y);
+            let four = m.c(g, 4.0);
+            let q = mul(g, &four, scale);
+            let q = mul(g, &q, &y);
+            let yy = mul(g, &y, &y);
+            let q = add(g, &q, &yy);
+            let r = m.f(g, ScalarOp::Sqrt, &q);
+            let den = add(g, &y, &r);
+            let two = m.c(g, 2.0);
+            let num = mul(g, &two, mean);
+            let num = mul(g, &num, &y);
+            let d = div(g, &num, &den);
+            let zero = m.c(g, 0.0);
+            let at_mean = g.cmpf(CmpF::Oeq, &y, &zero);
+            let d = g.select(&at_mean, &zero, &d);
+            let x = sub(g, mean, &d);
+            let [w, _] = src.uniforms_at(g, 1, work);
+            let mx = add(g, mean, &x);
+            let bound = div(g, mean, &mx);
+            let first = g.cmpf(CmpF::Ole, &w, &bound);
+            let mm = mul(g, mean, mean);
+            let other = div(g, &mm, &x);
+            g.select(&first, &x, &other)
+        }
+        TruncExpon => {
+            // -log(1 - u (1 - e^-b)), then loc and scale.
+            let nb = g.negf(&p[0]);
+            let em = m.f(g, ScalarOp::Expm1, &nb);
+            let mass = g.negf(&em);
+            let q = mul(g, &u, &mass);
+            let nq = g.negf(&q);
+            let l = m.f(g, ScalarOp::Log1p, &nq);
+            let x = g.negf(&l);
+            loc_scale(g, &p[1], &p[2], &x)
+        }
+        Gamma => {
+            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            mul(g, &x, &p[1])
+        }
+        InvGamma => {
+            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            div(g, &p[1], &x)
+        }
+        Beta => {
+            // X / (X + Y) = 1 / (1 + exp(log Y - log X)) for gammas X, Y of shapes a, b.
+            let (_, lx) = standard_gamma(g, m, src, &p[0], 0);
+            let (_, ly) = standard_gamma(g, m, src, &p[1], GAMMA_BLOCKS);
+            let d = sub(g, &ly, &lx);
+            let e = m.f(g, ScalarOp::Exp, &d);
+            let one = m.c(g, 1.0);
+            let den = add(g, &one, &e);
+            let x = div(g, &one, &den);
+            // numpy's X / (X + Y) is inf / inf where a is infinite.
+            let (inf, nan) = (m.c(g, f64::INFINITY), m.c(g, f64::NAN));
+            let infinite = g.cmpf(CmpF::Oeq, &p[0], &inf);
+            g.select(&infinite, &nan, &x)
+        }
+        StudentT => {
+            // z / sqrt(V / df), V = 2 G(df / 2) a chi-square of df degrees of freedom.
+            let (df, loc, scale) = (&p[0], &p[1], &p[2]);
+            let z = normal(g, m, &uv);
+            let half = m.c(g, 0.5);
+            let shape = mul(g, &half, df);
+            let (x, _) = standard_gamma(g, m, src, &shape, 1);
+            let two = m.c(g, 2.0);
+            let v = mul(g, &two, &x);
+            let q = div(g, &v, df);
+            let r = m.f(g, ScalarOp::Sqrt, &q);
+            let t = div(g, &z, &r);
+            loc_scale(g, loc, scale, &t)
+        }
+        Poisson => poisson(g, m, src, &p[0], 0),
+        NegativeBinomial => {
+            // A Poisson of mean G(n) (1 - p) / p.
+            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            let one = m.c(g, 1.0);
+            let q = sub(g, &one, &p[1]);
+            let q = div(g, &q, &p[1]);
+            let lam = mul(g, &x, &q);
+            poisson(g, m, src, &lam, GAMMA_BLOCKS)
+        }
+        Integers => unreachable!("drawn from the words above"),
+    }
+}
