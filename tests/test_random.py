@@ -232,6 +232,14 @@ def test_stream_contract():
     # Another seed, other draws.
     rng.set_value(np.random.default_rng(6))
     assert not np.allclose(stepping(), first)
+    # The Generator an update leaves is read back by its key; once numpy has drawn from
+    # it, its state (and so the draws) differ.
+    held = rng.get_value(borrow=True)
+    rng.set_value(held)
+    untouched = stepping()
+    held.normal()
+    rng.set_value(held)
+    assert not np.allclose(stepping(), untouched)
 
 
 def test_shared_rng_method_api_and_a_size_argument():

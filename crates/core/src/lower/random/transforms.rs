@@ -138,12 +138,14 @@ fn block_of(g: &mut Block, base: u32, step: u32, offset: u32, j: &Value) -> Valu
     g.arith(Arith::AddI, &x, &o)
 }
 
-/// A standard gamma draw of shape `a` and its log, reading blocks `base ..
-/// base + GAMMA_BLOCKS`: Marsaglia and Tsang's method ("A simple method for generating
-/// gamma variables", 2000) for shape max(a, a + 1 if a < 1), boosted by u^(1/a) below 1
-/// (the log carried apart, so that a beta of small shapes does not underflow).
-fn standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> (Value, Value) {
+/// A standard gamma draw of shape `a`, reading blocks `base .. base + GAMMA_BLOCKS`:
+/// Marsaglia and Tsang's method ("A simple method for generating gamma variables", 2000)
+/// for shape a, or a + 1 boosted by u^(1/a) where a < 1. Returns the draw of the (raised)
+/// shape and the log of the boost (0 where there is none), apart, so that a beta of small
+/// shapes can work in logs without underflow.
+fn standard_gamma_parts(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> (Value, Value) {
     let work = m.work;
+    let t = scalar::scalar_type(work);
     let one = m.c(g, 1.0);
     let small = g.cmpf(CmpF::Olt, a, &one);
     let a1 = add(g, a, &one);
@@ -162,39 +164,69 @@ fn standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -
         let [w, _] = src.uniforms(g, &b2, work);
         let one = m.c(g, 1.0);
         let cz = mul(g, &c, &z);
-        let t = add(g, &one, &cz);
-        let t2 = mul(g, &t, &t);
-        let v = mul(g, &t2, &t);
+        let t1 = add(g, &one, &cz);
+        let t2 = mul(g, &t1, &t1);
+        let v = mul(g, &t2, &t1);
         let zero = m.c(g, 0.0);
         let positive = g.cmpf(CmpF::Ogt, &v, &zero);
-        // log(w) < z^2 / 2 + d - d v + d log(v)
-        let half = m.c(g, 0.5);
-        let z2 = mul(g, &z, &z);
-        let hz2 = mul(g, &half, &z2);
         let dv = mul(g, &d, &v);
-        let lv = m.f(g, ScalarOp::Log, &v);
-        let dlv = mul(g, &d, &lv);
-        let r = add(g, &hz2, &d);
-        let r = sub(g, &r, &dv);
-        let r = add(g, &r, &dlv);
-        let lw = m.f(g, ScalarOp::Log, &w);
-        let below = g.cmpf(CmpF::Olt, &lw, &r);
-        (g.arith(Arith::AndI, &positive, &below), dv)
+        // The squeeze w < 1 - 0.0331 z^4 accepts most attempts without a log.
+        let z2 = mul(g, &z, &z);
+        let z4 = mul(g, &z2, &z2);
+        let k = m.c(g, 0.0331);
+        let q = mul(g, &k, &z4);
+        let squeeze = sub(g, &one, &q);
+        let inside = g.cmpf(CmpF::Olt, &w, &squeeze);
+        let accepted = g.scf_if(
+            &inside,
+            &[ScalarType::I1],
+            |y| vec![y.constant_int(1, ScalarType::I1)],
+            |n| {
+                // log(w) < z^2 / 2 + d - d v + d log(v)
+                let half = m.c(n, 0.5);
+                let hz2 = mul(n, &half, &z2);
+                let lv = m.f(n, ScalarOp::Log, &v);
+                let dlv = mul(n, &d, &lv);
+                let r = add(n, &hz2, &d);
+                let r = sub(n, &r, &dv);
+                let r = add(n, &r, &dlv);
+                let lw = m.f(n, ScalarOp::Log, &w);
+                vec![n.cmpf(CmpF::Olt, &lw, &r)]
+            },
+        );
+        (g.arith(Arith::AndI, &positive, &accepted[0]), dv)
     });
-    let [u0, _] = src.uniforms_at(g, base, work);
-    let u0 = open(g, m, &u0);
-    let lu = m.f(g, ScalarOp::Log, &u0);
-    let boost_log = div(g, &lu, a);
-    let zero = m.c(g, 0.0);
-    let boost_log = g.select(&small, &boost_log, &zero);
-    let boost = m.f(g, ScalarOp::Exp, &boost_log);
-    let x = mul(g, &dv, &boost);
-    let log_dv = m.f(g, ScalarOp::Log, &dv);
-    let log_x = add(g, &log_dv, &boost_log);
+    let boost_log = g
+        .scf_if(
+            &small,
+            &[t],
+            |y| {
+                let [u0, _] = src.uniforms_at(y, base, work);
+                let u0 = open(y, m, &u0);
+                let lu = m.f(y, ScalarOp::Log, &u0);
+                vec![div(y, &lu, a)]
+            },
+            |n| vec![m.c(n, 0.0)],
+        )
+        .remove(0);
     // An infinite shape: numpy's infinity (the loop's d - d v is NaN there).
     let inf = m.c(g, f64::INFINITY);
     let infinite = g.cmpf(CmpF::Oeq, a, &inf);
-    (g.select(&infinite, &inf, &x), g.select(&infinite, &inf, &log_x))
+    (g.select(&infinite, &inf, &dv), boost_log)
+}
+
+/// A standard gamma draw of shape `a` (see `standard_gamma_parts`).
+fn standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> Value {
+    let (x, boost_log) = standard_gamma_parts(g, m, src, a, base);
+    let boost = m.f(g, ScalarOp::Exp, &boost_log);
+    mul(g, &x, &boost)
+}
+
+/// The log of a standard gamma draw of shape `a`.
+fn log_standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> Value {
+    let (x, boost_log) = standard_gamma_parts(g, m, src, a, base);
+    let lx = m.f(g, ScalarOp::Log, &x);
+    add(g, &lx, &boost_log)
 }
 
 /// A Poisson draw of mean `lam` (f64), as a float, from blocks `base ..`: Knuth's product
@@ -499,17 +531,17 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
             loc_scale(g, &p[1], &p[2], &x)
         }
         Gamma => {
-            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            let x = standard_gamma(g, m, src, &p[0], 0);
             mul(g, &x, &p[1])
         }
         InvGamma => {
-            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            let x = standard_gamma(g, m, src, &p[0], 0);
             div(g, &p[1], &x)
         }
         Beta => {
             // X / (X + Y) = 1 / (1 + exp(log Y - log X)) for gammas X, Y of shapes a, b.
-            let (_, lx) = standard_gamma(g, m, src, &p[0], 0);
-            let (_, ly) = standard_gamma(g, m, src, &p[1], GAMMA_BLOCKS);
+            let lx = log_standard_gamma(g, m, src, &p[0], 0);
+            let ly = log_standard_gamma(g, m, src, &p[1], GAMMA_BLOCKS);
             let d = sub(g, &ly, &lx);
             let e = m.f(g, ScalarOp::Exp, &d);
             let one = m.c(g, 1.0);
@@ -526,7 +558,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
             let z = normal(g, m, &uv);
             let half = m.c(g, 0.5);
             let shape = mul(g, &half, df);
-            let (x, _) = standard_gamma(g, m, src, &shape, 1);
+            let x = standard_gamma(g, m, src, &shape, 1);
             let two = m.c(g, 2.0);
             let v = mul(g, &two, &x);
             let q = div(g, &v, df);
@@ -537,7 +569,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         Poisson => poisson(g, m, src, &p[0], 0),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
-            let (x, _) = standard_gamma(g, m, src, &p[0], 0);
+            let x = standard_gamma(g, m, src, &p[0], 0);
             let one = m.c(g, 1.0);
             let q = sub(g, &one, &p[1]);
             let q = div(g, &q, &p[1]);
