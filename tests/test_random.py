@@ -140,17 +140,25 @@ def test_counts_fit_their_distributions():
     rng, k = ptr.poisson(lam, size=(40000, 3), rng=rng, return_next_rng=True)
     rng, gk = ptr.geometric(p, size=(40000,), rng=rng, return_next_rng=True)
     _, nb = ptr.negative_binomial(n, q, size=(40000,), rng=rng, return_next_rng=True)
-    f = pytensor.function([lam, p, n, q], [k, gk, nb], mode=MLIR)
+    trials, prob = pt.lvector("trials"), pt.dvector("prob")
+    _, bk = ptr.binomial(trials, prob, size=(40000, 5), rng=rng, return_next_rng=True)
+    f = pytensor.function([lam, p, n, q, trials, prob], [k, gk, nb, bk], mode=MLIR, on_unused_input="ignore")
     lams = np.array([0.7, 9.5, 150.0])
-    counts, geo, negbin = f(lams, 0.3, 2.5, 0.3)
+    # Binomials inverted term by term (means 6 and 5, the second by n - draw) and by BTRS.
+    ns, ps = np.array([20, 50, 1000, 10**6, 7]), np.array([0.3, 0.9, 0.3, 0.7, 0.5])
+    counts, geo, negbin, binom = f(lams, 0.3, 2.5, 0.3, ns, ps)
+    assert binom.dtype == np.int64
+    for j in range(5):
+        assert_fits(binom[:, j], stats.binom(ns[j], ps[j]), f"binomial {ns[j]}, {ps[j]}")
     assert counts.dtype == np.int64 and geo.dtype == np.int64 and negbin.dtype == np.int64
     for j, m in enumerate(lams):
         assert_fits(counts[:, j], stats.poisson(m), f"poisson {m}")
     assert_fits(geo, stats.geom(0.3), "geometric")
     assert_fits(negbin, stats.nbinom(2.5, 0.3), "negative_binomial")
     # Degenerate parameters: lam 0, p 1.
-    counts, geo, negbin = f(np.zeros(3), 1.0, 2.5, 1.0)
+    counts, geo, negbin, binom = f(np.zeros(3), 1.0, 2.5, 1.0, np.array([0, 5, 5, 3, 0]), np.array([0.5, 0.0, 1.0, 1.0, 0.0]))
     assert (counts == 0).all() and (geo == 1).all() and (negbin == 0).all()
+    assert (binom == [0, 0, 5, 3, 0]).all()
 
 
 def test_discrete_distributions():
@@ -260,15 +268,17 @@ def test_parameter_errors_match_the_c_backend():
     # sake), the others at their valid values; both backends raise the same exception, or
     # neither does, and where neither does NaN draws are NaN in both.
     cases = [(name, make, params) for name, make, params, _ in CONTINUOUS if name not in ("gamma small shape", "beta small shapes", "invgamma")]
-    cases += [("poisson", ptr.poisson, (3.0,)), ("geometric", ptr.geometric, (0.3,)), ("negative_binomial", ptr.negative_binomial, (2.5, 0.3))]
+    cases += [("poisson", ptr.poisson, (3.0,)), ("geometric", ptr.geometric, (0.3,)), ("negative_binomial", ptr.negative_binomial, (2.5, 0.3)),
+              ("binomial", ptr.binomial, (5, 0.3))]
     for name, make, params in cases:
-        args = [pt.dscalar(f"p{k}") for k in range(len(params))]
+        # binomial's n is an integer (numpy refuses a float one with TypeError).
+        args = [pt.lscalar(f"p{k}") if isinstance(v, int) else pt.dscalar(f"p{k}") for k, v in enumerate(params)]
         rng = pytensor.shared(np.random.default_rng(1))
         out = make(*args, rng=rng, return_next_rng=True)[1]
         f = pytensor.function(args, out, mode=MLIR)
         ref = pytensor.function(args, out, mode=C)
         for k in range(len(params)):
-            for bad in [0.0, -1.0, np.nan, np.inf, 0.5]:
+            for bad in [0, -1] if isinstance(params[k], int) else [0.0, -1.0, np.nan, np.inf, 0.5]:
                 values = list(params)
                 values[k] = bad
                 try:
@@ -284,9 +294,12 @@ def test_parameter_errors_match_the_c_backend():
 
 def test_unsupported_distributions_are_refused_by_name():
     rng = pytensor.shared(np.random.default_rng(1))
-    x = ptr.binomial(10, 0.5, size=(4,), rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="binomial"):
+    x = ptr.vonmises(0.0, 1.0, size=(4,), rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="vonmises"):
         pytensor.function([], x, mode=MLIR)
+    b = ptr.binomial(pt.dscalar("n"), 0.5, rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
+        pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
     m = ptr.multivariate_normal(np.zeros(2), np.eye(2), rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="multivariate_normal"):
         pytensor.function([], m, mode=MLIR)

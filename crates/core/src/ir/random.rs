@@ -56,6 +56,8 @@ pub enum Distribution {
     Poisson,
     /// (n, p), scipy's nbinom: a Poisson of a gamma mean, int64.
     NegativeBinomial,
+    /// (n, p): int64 n, int64 draws.
+    Binomial,
 }
 
 impl Distribution {
@@ -86,6 +88,7 @@ impl Distribution {
             "t" => Distribution::StudentT,
             "poisson" => Distribution::Poisson,
             "negative_binomial" => Distribution::NegativeBinomial,
+            "binomial" => Distribution::Binomial,
             _ => return None,
         })
     }

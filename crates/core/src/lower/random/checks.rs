@@ -132,6 +132,14 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
             let q = not_probability(g, &p[1], w);
             or(g, n, q)
         }, Failure::Value, "Domain error in arguments: n must be finite and > 0, p in (0, 1]")],
+        Binomial => vec![(|g, p, w| {
+            let n = below(g, &p[0], 0.0, w);
+            let low = not_at_least(g, &p[1], 0.0, w);
+            let one = constant(g, 1.0, w);
+            let high = g.cmpf(CmpF::Ult, &one, &p[1]);
+            let q = or(g, low, high);
+            or(g, n, q)
+        }, Failure::Value, "n < 0, or p < 0, p > 1 or p is NaN")],
         // numpy: an infinite or NaN range overflows; a negative one is a ValueError.
         Uniform => vec![
             (|g, p, w| {

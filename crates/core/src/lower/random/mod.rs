@@ -53,6 +53,10 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     if let Some(&p) = params.iter().find(|&&p| cx.graph.ty(p).ndim() != rank) {
         return Err(format!("a parameter of rank {} for draws of rank {rank}", cx.graph.ty(p).ndim()));
     }
+    if dist == Distribution::Binomial && !cx.graph.ty(params[0]).dtype.is_int() {
+        // numpy's binomial refuses it at every call ("Cannot cast ... according to the rule 'safe'").
+        return Err(format!("RandomVariable binomial with n of dtype {} (numpy raises TypeError; n must be an integer)", cx.graph.ty(params[0]).dtype));
+    }
     let key = cx.value(b, rng)?;
     let param_values: Vec<Value> = params.iter().map(|&p| cx.value(b, p)).collect::<Result<_, _>>()?;
     let (dims, sizes) = if cx.graph.variables[size].is_none { broadcast_shape(cx, b, params, &param_values) } else { size_shape(cx, b, size, rank)? };

@@ -339,6 +339,154 @@ fn poisson(g: &mut Block, m: &Math, src: &Source, lam: &Value, base: u32) -> Val
     .remove(0)
 }
 
+/// Below this mean (n min(p, 1 - p)) a binomial draw inverts the CDF step by step.
+const BINOMIAL_SMALL: f64 = 10.0;
+/// Steps of that inversion (a count past 200 has probability below 1e-100 there).
+const BINOMIAL_STEPS: u32 = 200;
+/// Attempts of the BTRS loop (acceptance above 0.9).
+const BTRS_ATTEMPTS: u32 = 64;
+
+/// A binomial draw of `n` trials (f64) of probability `p`, as a float, from blocks
+/// `base ..`: for p' = min(p, 1 - p), the CDF inverted term by term (each pmf from the
+/// last) where n p' is small, else Hoermann's BTRS ("The generation of binomial random
+/// variates", 1993); n minus the draw where p > 1/2.
+fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u32) -> Value {
+    let work = m.work;
+    let t = scalar::scalar_type(work);
+    let (half, one) = (m.c(g, 0.5), m.c(g, 1.0));
+    let flip = g.cmpf(CmpF::Ogt, p, &half);
+    let q1 = sub(g, &one, p);
+    let pp = g.select(&flip, &q1, p);
+    let q = sub(g, &one, &pp);
+    let mean = mul(g, n, &pp);
+    let small_limit = m.c(g, BINOMIAL_SMALL);
+    let small = g.cmpf(CmpF::Olt, &mean, &small_limit);
+    let k = g
+        .scf_if(
+            &small,
+            &[t],
+            |s| {
+                // u -= pmf(x) while u > pmf(x); pmf(x + 1) = pmf(x) ((n + 1) r / (x + 1) - r), r = p / q.
+                let r = div(s, &pp, &q);
+                let one = m.c(s, 1.0);
+                let n1 = add(s, n, &one);
+                let a = mul(s, &n1, &r);
+                let npp = s.negf(&pp);
+                let lq = m.f(s, ScalarOp::Log1p, &npp);
+                let nlq = mul(s, n, &lq);
+                let pmf0 = m.f(s, ScalarOp::Exp, &nlq);
+                let [u, _] = src.uniforms_at(s, base, work);
+                let (zero_i, zero) = (i32_const(s, 0), m.c(s, 0.0));
+                let out = s.scf_while(
+                    &[zero_i, u, zero, pmf0],
+                    |c, st| {
+                        let steps = i32_const(c, BINOMIAL_STEPS);
+                        let more = c.cmpi(CmpI::Slt, &st[0], &steps);
+                        let above = c.cmpf(CmpF::Ogt, &st[1], &st[3]);
+                        let below_n = c.cmpf(CmpF::Olt, &st[2], n);
+                        let go = c.arith(Arith::AndI, &more, &above);
+                        c.arith(Arith::AndI, &go, &below_n)
+                    },
+                    |bd, st| {
+                        let u = sub(bd, &st[1], &st[3]);
+                        let one = m.c(bd, 1.0);
+                        let x = add(bd, &st[2], &one);
+                        let ax = div(bd, &a, &x);
+                        let f = sub(bd, &ax, &r);
+                        let pmf = mul(bd, &st[3], &f);
+                        let step = i32_const(bd, 1);
+                        vec![bd.arith(Arith::AddI, &st[0], &step), u, x, pmf]
+                    },
+                );
+                vec![out[2].clone()]
+            },
+            |l| {
+                let c = |l: &mut Block, x: f64| m.c(l, x);
+                let npq = mul(l, &mean, &q);
+                let spq = m.f(l, ScalarOp::Sqrt, &npq);
+                let (k115, k253) = (c(l, 1.15), c(l, 2.53));
+                let b = mul(l, &k253, &spq);
+                let b = add(l, &k115, &b);
+                let (k0873, k0248, k001) = (c(l, -0.0873), c(l, 0.0248), c(l, 0.01));
+                let a = mul(l, &k0248, &b);
+                let a = add(l, &k0873, &a);
+                let ap = mul(l, &k001, &pp);
+                let a = add(l, &a, &ap);
+                let half = c(l, 0.5);
+                let cc = add(l, &mean, &half);
+                let (k092, k42) = (c(l, 0.92), c(l, 4.2));
+                let q42 = div(l, &k42, &b);
+                let vr = sub(l, &k092, &q42);
+                let (k283, k51) = (c(l, 2.83), c(l, 5.1));
+                let q51 = div(l, &k51, &b);
+                let alpha = add(l, &k283, &q51);
+                let alpha = mul(l, &alpha, &spq);
+                let ratio = div(l, &pp, &q);
+                let lpq = m.f(l, ScalarOp::Log, &ratio);
+                let one = c(l, 1.0);
+                let n1 = add(l, n, &one);
+                let mm = mul(l, &n1, &pp);
+                let mode = l.math(MathUnary::Floor, &mm);
+                let m1 = add(l, &mode, &one);
+                let nm1 = sub(l, &n1, &mode);
+                let lg1 = m.f(l, ScalarOp::GammaLn, &m1);
+                let lg2 = m.f(l, ScalarOp::GammaLn, &nm1);
+                let h = add(l, &lg1, &lg2);
+                let k = rejection(l, m, BTRS_ATTEMPTS, |g, j| {
+                    let blk = block_of(g, base, 1, 0, j);
+                    let [u, v] = src.uniforms(g, &blk, work);
+                    let half = m.c(g, 0.5);
+                    let uc = sub(g, &u, &half);
+                    let au = g.math(MathUnary::AbsF, &uc);
+                    let us = sub(g, &half, &au);
+                    // k = floor((2 a / us + b) U + c)
+                    let two = m.c(g, 2.0);
+                    let ta = mul(g, &two, &a);
+                    let x = div(g, &ta, &us);
+                    let x = add(g, &x, &b);
+                    let x = mul(g, &x, &uc);
+                    let x = add(g, &x, &cc);
+                    let k = g.math(MathUnary::Floor, &x);
+                    let zero = m.c(g, 0.0);
+                    let negative = g.cmpf(CmpF::Olt, &k, &zero);
+                    let past = g.cmpf(CmpF::Ogt, &k, n);
+                    let outside = g.arith(Arith::OrI, &negative, &past);
+                    let k007 = m.c(g, 0.07);
+                    let wide = g.cmpf(CmpF::Oge, &us, &k007);
+                    let low_v = g.cmpf(CmpF::Ole, &v, &vr);
+                    let quick = g.arith(Arith::AndI, &wide, &low_v);
+                    // log(v alpha / (a / us^2 + b)) <= h - lgamma(k + 1) - lgamma(n - k + 1) + (k - mode) log(p / q)
+                    let us2 = mul(g, &us, &us);
+                    let d = div(g, &a, &us2);
+                    let d = add(g, &d, &b);
+                    let va = mul(g, &v, &alpha);
+                    let lhs = div(g, &va, &d);
+                    let lhs = m.f(g, ScalarOp::Log, &lhs);
+                    let one = m.c(g, 1.0);
+                    let k1 = add(g, &k, &one);
+                    let nk1 = sub(g, n, &k);
+                    let nk1 = add(g, &nk1, &one);
+                    let l1 = m.f(g, ScalarOp::GammaLn, &k1);
+                    let l2 = m.f(g, ScalarOp::GammaLn, &nk1);
+                    let km = sub(g, &k, &mode);
+                    let t = mul(g, &km, &lpq);
+                    let rhs = sub(g, &h, &l1);
+                    let rhs = sub(g, &rhs, &l2);
+                    let rhs = add(g, &rhs, &t);
+                    let fits = g.cmpf(CmpF::Ole, &lhs, &rhs);
+                    let accepted = g.arith(Arith::OrI, &quick, &fits);
+                    let yes = g.constant_int(1, ScalarType::I1);
+                    let inside = g.arith(Arith::XOrI, &outside, &yes);
+                    (g.arith(Arith::AndI, &inside, &accepted), k)
+                });
+                vec![k]
+            },
+        )
+        .remove(0);
+    let other = sub(g, n, &k);
+    g.select(&flip, &other, &k)
+}
+
 /// One draw of `dist` from `src` and the element's parameters `p` (in `m.work`; i64 for
 /// `Integers`).
 pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &[Value]) -> Value {
@@ -567,6 +715,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
             loc_scale(g, loc, scale, &t)
         }
         Poisson => poisson(g, m, src, &p[0], 0),
+        Binomial => binomial(g, m, src, &p[0], &p[1], 0),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
             let x = standard_gamma(g, m, src, &p[0], 0);
