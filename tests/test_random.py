@@ -188,6 +188,43 @@ def test_discrete_distributions():
         raises_like(f, ref, values)
 
 
+def test_categorical_and_dirichlet():
+    # Vector parameters: categorical's weights (one vector per draw, batched) and
+    # dirichlet's shapes (a vector of draws per vector of shapes).
+    rng = pytensor.shared(np.random.default_rng(17))
+    weights, alpha = pt.dmatrix("weights"), pt.dvector("alpha")
+    rng2, c = ptr.categorical(weights, size=(30000, 3), rng=rng, return_next_rng=True)
+    _, d = ptr.dirichlet(alpha, size=(30000,), rng=rng2, return_next_rng=True)
+    _, c_plain = ptr.categorical(weights, rng=rng, return_next_rng=True)
+    _, d_batched = ptr.dirichlet(pt.dmatrix("alphas"), rng=rng, return_next_rng=True)
+    inputs = [weights, alpha, d_batched.owner.inputs[2]]
+    f = pytensor.function(inputs, [c, d, c_plain, d_batched], mode=MLIR)
+    ref = pytensor.function(inputs, [c, d, c_plain, d_batched], mode=C)
+    w = np.array([[0.2, 0.3, 0.5], [1.0, 0.0, 0.0], [0.1, 0.1, 0.1]])
+    a = np.array([0.5, 1.0, 3.0])
+    values = [w, a, np.ones((4, 2))]
+    got, want = f(*values), ref(*values)
+    for g, r in zip(got, want):
+        assert g.dtype == r.dtype and g.shape == r.shape
+    cats, dirs = got[0], got[1]
+    # The weights are not normalized: sums below 1 leave draws past the last category.
+    expected = [np.array([0.2, 0.3, 0.5]), np.array([1.0, 0.0, 0.0]), np.array([0.1, 0.1, 0.1, 0.7])]
+    for j, e in enumerate(expected):
+        observed = np.bincount(cats[:, j], minlength=len(e))
+        assert len(observed) == len(e), j
+        keep = e > 0
+        assert (observed[~keep] == 0).all()
+        if keep.sum() > 1:
+            assert stats.chisquare(observed[keep], 30000 * e[keep]).pvalue > 1e-3, j
+    np.testing.assert_allclose(dirs.sum(axis=1), 1.0, rtol=1e-12)
+    for k in range(3):
+        assert stats.kstest(dirs[:, k], stats.beta(a[k], a.sum() - a[k]).cdf).pvalue > 1e-3, k
+    # Small shapes (numpy's gammas underflow there too): still vectors summing to 1.
+    tiny = f(w, np.array([1e-3, 1e-3]), np.ones((4, 2)))[1]
+    assert np.isfinite(tiny).all() and np.allclose(tiny.sum(axis=1), 1.0)
+    raises_like(f, ref, [w, np.array([0.5, -1.0, 1.0]), np.ones((4, 2))])
+
+
 def test_parameters_broadcast_against_the_size():
     loc, scale = pt.dvector("loc"), pt.dmatrix("scale")
     rng = pytensor.shared(np.random.default_rng(3))
@@ -301,5 +338,6 @@ def test_unsupported_distributions_are_refused_by_name():
     with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
         pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
     m = ptr.multivariate_normal(np.zeros(2), np.eye(2), rng=rng, return_next_rng=True)[1]
+    assert pytensor.function([], ptr.dirichlet(np.ones(2), rng=rng, return_next_rng=True)[1], mode=MLIR)().shape == (2,)
     with pytest.raises(NotImplementedError, match="multivariate_normal"):
         pytensor.function([], m, mode=MLIR)

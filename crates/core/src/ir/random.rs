@@ -58,6 +58,11 @@ pub enum Distribution {
     NegativeBinomial,
     /// (n, p): int64 n, int64 draws.
     Binomial,
+    /// (p): a vector of category weights per draw; int64, numpy's searchsorted of p's
+    /// cumulative sum (as PyTensor's rng_fn).
+    Categorical,
+    /// (alpha): a vector per draw, and a vector of draws.
+    Dirichlet,
 }
 
 impl Distribution {
@@ -89,6 +94,8 @@ impl Distribution {
             "poisson" => Distribution::Poisson,
             "negative_binomial" => Distribution::NegativeBinomial,
             "binomial" => Distribution::Binomial,
+            "categorical" => Distribution::Categorical,
+            "dirichlet" => Distribution::Dirichlet,
             _ => return None,
         })
     }
@@ -97,22 +104,43 @@ impl Distribution {
     pub fn arity(self) -> usize {
         use Distribution::*;
         match self {
-            Exponential | Bernoulli | Weibull | Geometric | Poisson => 1,
+            Exponential | Bernoulli | Weibull | Geometric | Poisson | Categorical | Dirichlet => 1,
             Triangular | TruncExpon | StudentT => 3,
             _ => 2,
         }
     }
 }
 
+impl Distribution {
+    /// The core dims of each parameter and of the draws (gufunc signature): a vector of
+    /// weights per draw for categorical, a vector per draw for dirichlet.
+    pub fn core_ndims(self) -> (usize, usize) {
+        match self {
+            Distribution::Categorical => (1, 0),
+            Distribution::Dirichlet => (1, 1),
+            _ => (0, 0),
+        }
+    }
+
+    /// PyTensor's signature for the distribution.
+    pub fn signature(self) -> String {
+        match self {
+            Distribution::Categorical => "(p)->()".into(),
+            Distribution::Dirichlet => "(a)->(a)".into(),
+            _ => ["()"; 3][..self.arity()].join(",") + "->()",
+        }
+    }
+}
+
 /// A `RandomVariable` node's distribution and output dtype, from its props (`name`,
-/// `signature`, `dtype`). Only scalar signatures (`(),()->()`) are lowered.
+/// `signature`, `dtype`).
 pub fn parse(op: &ExportedOp) -> Result<(Distribution, DType), String> {
     let name = op.props.get("name").and_then(Value::as_str).ok_or("prop name is not a string")?;
     let dist = Distribution::from_name(name).ok_or_else(|| format!("RandomVariable {name}: no lowering rule for this distribution"))?;
     let signature = op.props.get("signature").and_then(Value::as_str).ok_or("prop signature is not a string")?;
-    let scalar = ["()"; 3][..dist.arity()].join(",") + "->()";
-    if signature != scalar {
-        return Err(format!("RandomVariable {name} with signature {signature} (only {scalar} is lowered)"));
+    let expected = dist.signature();
+    if signature != expected {
+        return Err(format!("RandomVariable {name} with signature {signature} (only {expected} is lowered)"));
     }
     let dtype = op.props.get("dtype").and_then(Value::as_str).ok_or("prop dtype is not a string")?;
     let dtype = DType::parse(dtype).ok_or_else(|| format!("unknown dtype {dtype}"))?;

@@ -50,7 +50,11 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
         return Err(format!("draws of type {out_ty:?} from an Op of dtype {dtype}"));
     }
     let rank = out_ty.ndim();
-    if let Some(&p) = params.iter().find(|&&p| cx.graph.ty(p).ndim() != rank) {
+    // The batch dims (size's) lead; the core dims (categorical's weights, dirichlet's
+    // vectors) follow.
+    let (core_in, core_out) = dist.core_ndims();
+    let batch = rank.checked_sub(core_out).ok_or("draws of too low a rank")?;
+    if let Some(&p) = params.iter().find(|&&p| cx.graph.ty(p).ndim() != batch + core_in) {
         return Err(format!("a parameter of rank {} for draws of rank {rank}", cx.graph.ty(p).ndim()));
     }
     if dist == Distribution::Binomial && !cx.graph.ty(params[0]).dtype.is_int() {
@@ -59,8 +63,13 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     }
     let key = cx.value(b, rng)?;
     let param_values: Vec<Value> = params.iter().map(|&p| cx.value(b, p)).collect::<Result<_, _>>()?;
-    let (dims, sizes) = if cx.graph.variables[size].is_none { broadcast_shape(cx, b, params, &param_values) } else { size_shape(cx, b, size, rank)? };
-    let mut dims = dims;
+    let (mut dims, mut sizes) =
+        if cx.graph.variables[size].is_none { broadcast_shape(cx, b, params, &param_values, batch) } else { size_shape(cx, b, size, batch)? };
+    if core_out == 1 {
+        // dirichlet: one draw per weight.
+        dims.push(cx.dims(params[0])[batch]);
+        sizes.push(b.tensor_dim(&param_values[0], batch));
+    }
     // Where PyTensor knows an output dim statically, the draws have it.
     for k in 0..rank {
         if let Some(n) = out_ty.shape[k] {
@@ -79,7 +88,7 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     for (&p, pv) in params.iter().zip(&param_values) {
         let (p_ty, p_dims) = (cx.graph.ty(p).clone(), cx.dims(p));
         let mut per_dim = Vec::with_capacity(rank);
-        for k in 0..rank {
+        for k in 0..batch {
             if p_ty.broadcastable(k) {
                 per_dim.push(Index::Zero);
                 continue;
@@ -101,11 +110,20 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
             }
             per_dim.push(Index::ZeroWhere(b.cmpi(CmpI::Eq, &actual, &one)));
         }
+        if core_out == 1 {
+            // dirichlet's weight k for draw k.
+            per_dim.push(Index::Draw);
+        }
         reads.push(per_dim);
     }
-    let params: Vec<(Value, DType, Vec<Index>)> =
-        params.iter().zip(param_values).zip(reads).map(|((&p, v), r)| (v, cx.graph.ty(p).dtype, r)).collect();
+    let params: Vec<Param> = params
+        .iter()
+        .zip(param_values)
+        .zip(reads)
+        .map(|((&p, value), reads)| Param { value, dtype: cx.graph.ty(p).dtype, reads, vector: core_in > core_out })
+        .collect();
     let (draws, failures) = draw(b, dist, &out_ty, &key, &params, &sizes)?;
+    let draws = if dist == Distribution::Dirichlet { transforms::normalize_logs(b, &draws)? } else { draws };
     for (flag, kind, message) in failures {
         let kind = match kind {
             Failure::Value => ErrorKind::Value,
@@ -117,6 +135,16 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     let next = next_key(b, &key)?;
     cx.define(next_out, next, vec![Dim::Static(KEY_WORDS)]);
     Ok(())
+}
+
+/// A parameter as the draw kernel reads it.
+struct Param {
+    value: Value,
+    dtype: DType,
+    /// Its index along each of its leading dims.
+    reads: Vec<Index>,
+    /// A vector per draw (categorical's weights), read whole by the transform.
+    vector: bool,
 }
 
 /// How a parameter is read along one dim of the draws.
@@ -175,8 +203,7 @@ fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Resu
 
 /// The draws' dims and sizes without a size: the parameters' broadcast shape (each dim
 /// from the first parameter that does not broadcast there; the others must equal it).
-fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value]) -> (Vec<Dim>, Vec<Value>) {
-    let rank = params.first().map_or(0, |&p| cx.graph.ty(p).ndim());
+fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value], rank: usize) -> (Vec<Dim>, Vec<Value>) {
     let (mut dims, mut sizes) = (Vec::with_capacity(rank), Vec::with_capacity(rank));
     for k in 0..rank {
         let mut found: Option<(Dim, Value)> = None;
@@ -203,7 +230,7 @@ fn draw(
     dist: Distribution,
     out_ty: &crate::ir::TensorType,
     key: &Value,
-    params: &[(Value, DType, Vec<Index>)],
+    params: &[Param],
     sizes: &[Value],
 ) -> Result<(Value, Vec<(Value, Failure, String)>), String> {
     let rank = out_ty.ndim();
@@ -231,27 +258,30 @@ fn draw(
             flat = g.arith(Arith::AddI, &flat, &term);
         }
         let src = Source::new(g, &flat, key);
-        let values: Vec<Value> = params
-            .iter()
-            .map(|(t, dtype, reads)| {
-                let idx: Vec<Value> = reads
-                    .iter()
-                    .zip(&at)
-                    .map(|(r, i)| match r {
-                        Index::Zero => g.constant_index(0),
-                        Index::Draw => i.clone(),
-                        Index::ZeroWhere(one) => {
-                            let z = g.constant_index(0);
-                            g.select(one, &z, i)
-                        }
-                    })
-                    .collect();
-                let e = g.tensor_extract(t, &idx);
-                subtensor::convert_element(g, &e, *dtype, work)
-            })
-            .collect();
+        let (mut values, mut vectors) = (Vec::new(), Vec::new());
+        for p in params {
+            let idx: Vec<Value> = p
+                .reads
+                .iter()
+                .zip(&at)
+                .map(|(r, i)| match r {
+                    Index::Zero => g.constant_index(0),
+                    Index::Draw => i.clone(),
+                    Index::ZeroWhere(one) => {
+                        let z = g.constant_index(0);
+                        g.select(one, &z, i)
+                    }
+                })
+                .collect();
+            if p.vector {
+                vectors.push(transforms::Vector { tensor: p.value.clone(), prefix: idx, dtype: p.dtype });
+            } else {
+                let e = g.tensor_extract(&p.value, &idx);
+                values.push(subtensor::convert_element(g, &e, p.dtype, work));
+            }
+        }
         let m = Math::new(work);
-        let value = transforms::transform(g, &m, dist, &src, &values);
+        let value = transforms::transform(g, &m, dist, &src, &values, &vectors);
         m.finish()?;
         let value = scalar::convert(g, &Scalar { value, dtype: work }, out_dtype).value;
         let mut yields = vec![value];

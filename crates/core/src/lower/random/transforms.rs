@@ -487,9 +487,93 @@ fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u
     g.select(&flip, &other, &k)
 }
 
+/// A parameter read whole by a draw: the vector `tensor[prefix.., :]`, of `dtype`.
+pub struct Vector {
+    pub tensor: Value,
+    pub prefix: Vec<Value>,
+    pub dtype: DType,
+}
+
+/// The category of a uniform draw `u`: how many of the weights' running sums are below
+/// it (numpy's left searchsorted of p's cumulative sum, as PyTensor's rng_fn draws; the
+/// weights are not normalized, and NaN sums count as above).
+fn categorical(g: &mut Block, m: &Math, weights: &Vector, u: &Value) -> Value {
+    let last = weights.prefix.len();
+    let n = g.tensor_dim(&weights.tensor, last);
+    let (zero, step) = (g.constant_index(0), g.constant_index(1));
+    let (acc, count) = (m.c(g, 0.0), m.c(g, 0.0));
+    let r = g.scf_for(&zero, &n, &step, &[acc, count], |lp, k, st| {
+        let mut at = weights.prefix.clone();
+        at.push(k.clone());
+        let w = lp.tensor_extract(&weights.tensor, &at);
+        let w = crate::lower::subtensor::convert_element(lp, &w, weights.dtype, m.work);
+        let acc = add(lp, &st[0], &w);
+        let below = lp.cmpf(CmpF::Olt, &acc, u);
+        let (one, zero) = (m.c(lp, 1.0), m.c(lp, 0.0));
+        let inc = lp.select(&below, &one, &zero);
+        Ok::<_, String>(vec![acc.clone(), add(lp, &st[1], &inc)])
+    });
+    match r {
+        Ok(r) => r[1].clone(),
+        Err(e) => {
+            m.error.borrow_mut().get_or_insert(e);
+            u.clone()
+        }
+    }
+}
+
+/// Dirichlet draws from the logs of their gammas (the last axis one vector): each log
+/// less the vector's largest, exponentiated and divided by their sum, so that small
+/// shapes, whose gammas underflow, still give a vector summing to 1.
+pub fn normalize_logs(b: &mut Block, logs: &Value) -> Result<Value, String> {
+    let ty = logs.tensor().clone();
+    let rank = ty.rank();
+    let lead = rank - 1;
+    let sizes: Vec<Value> = (0..rank).filter(|&a| ty.shape[a].is_none()).map(|a| b.tensor_dim(logs, a)).collect();
+    let lead_sizes: Vec<Value> = (0..lead).filter(|&a| ty.shape[a].is_none()).map(|a| b.tensor_dim(logs, a)).collect();
+    let row_ty = crate::mlir::TensorType::new(ty.shape[..lead].to_vec(), ty.element);
+    let row_map = crate::mlir::AffineMap { dims: rank, results: (0..lead).map(crate::mlir::AffineExpr::Dim).collect() };
+    let identity = crate::mlir::AffineMap::identity(rank);
+    let mut iters = vec![crate::mlir::IteratorType::Parallel; rank];
+    iters[lead] = crate::mlir::IteratorType::Reduction;
+    let reduce = |b: &mut Block, ins: &[Value], init: f64, op: &dyn Fn(&mut Block, &[Value]) -> Value| -> Result<Value, String> {
+        let start = b.constant_f64(init, ty.element);
+        let empty = b.tensor_empty(row_ty.clone(), &lead_sizes);
+        let acc = b.linalg_fill(&start, &empty);
+        let mut maps = vec![identity.clone(); ins.len()];
+        maps.push(row_map.clone());
+        let r = b.linalg_generic(ins, &[acc], &maps, &iters, |g, args| Ok::<_, String>(vec![op(g, args)]))?;
+        Ok(r[0].clone())
+    };
+    let most = reduce(b, std::slice::from_ref(logs), f64::NEG_INFINITY, &|g, a| g.arith(Arith::MaximumF, &a[0], &a[1]))?;
+    let shifted = |g: &mut Block, l: &Value, top: &Value| {
+        // A vector whose largest log is infinite (an infinite shape) is NaN, as numpy's inf / inf.
+        let d = g.arith(Arith::SubF, l, top);
+        g.math(MathUnary::Exp, &d)
+    };
+    let total = {
+        let start = b.constant_f64(0.0, ty.element);
+        let empty = b.tensor_empty(row_ty.clone(), &lead_sizes);
+        let acc = b.linalg_fill(&start, &empty);
+        let maps = vec![identity.clone(), row_map.clone(), row_map.clone()];
+        b.linalg_generic(&[logs.clone(), most.clone()], &[acc], &maps, &iters, |g, a| {
+            let e = shifted(g, &a[0], &a[1]);
+            Ok::<_, String>(vec![g.arith(Arith::AddF, &a[2], &e)])
+        })?[0]
+            .clone()
+    };
+    let empty = b.tensor_empty(ty.clone(), &sizes);
+    let maps = vec![identity.clone(), row_map.clone(), row_map.clone(), identity.clone()];
+    let r = b.linalg_generic(&[logs.clone(), most, total], &[empty], &maps, &vec![crate::mlir::IteratorType::Parallel; rank], |g, a| {
+        let e = shifted(g, &a[0], &a[1]);
+        Ok::<_, String>(vec![g.arith(Arith::DivF, &e, &a[2])])
+    })?;
+    Ok(r[0].clone())
+}
+
 /// One draw of `dist` from `src` and the element's parameters `p` (in `m.work`; i64 for
-/// `Integers`).
-pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &[Value]) -> Value {
+/// `Integers`), and the vectors it reads whole.
+pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &[Value], vectors: &[Vector]) -> Value {
     use Distribution::*;
     let work = m.work;
     if dist == Integers {
@@ -716,6 +800,9 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         }
         Poisson => poisson(g, m, src, &p[0], 0),
         Binomial => binomial(g, m, src, &p[0], &p[1], 0),
+        Categorical => categorical(g, m, &vectors[0], &u),
+        // The log of a gamma of the weight; `normalize_logs` makes the vector.
+        Dirichlet => log_standard_gamma(g, m, src, &p[0], 0),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
             let x = standard_gamma(g, m, src, &p[0], 0);
