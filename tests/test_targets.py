@@ -118,3 +118,18 @@ def test_gpu_modes_are_registered():
     for name, driver in [("MLIR_VULKAN", "vulkan"), ("MLIR_CUDA", "cuda"), ("MLIR_METAL", "metal")]:
         assert get_mode(name).linker.driver == driver
     assert np.all(get_mode("MLIR").linker.driver == "local-sync")
+
+
+@pytest.mark.parametrize("target", ["cuda:sm_80", "metal"])
+def test_random_draws_compile(target):
+    # Philox (32-bit integer multiplies into 64 bits) and the transforms, rejection loops
+    # included, in float32 (Metal has no float64; CUDA gets the integer-count draws too).
+    rng = pt.random.shared_rng(np.random.default_rng(0))
+    scale = pt.scalar("scale", dtype="float32")
+    rng2, x = rng.normal(0.0, scale, size=(10,), dtype="float32")
+    _, g = pt.random.gamma(pt.constant(np.float32(0.5)), scale=scale, size=(10,), rng=rng2, dtype="float32", return_next_rng=True)
+    outputs = [x, g]
+    if target.startswith("cuda"):
+        outputs.append(pt.random.poisson(3.5, size=(10,), rng=rng2, return_next_rng=True)[1])
+    compiled = pytensor_mlir.compile_only([scale], outputs, target)
+    assert compiled.vmfb
