@@ -63,6 +63,8 @@ pub enum Distribution {
     Categorical,
     /// (alpha): a vector per draw, and a vector of draws.
     Dirichlet,
+    /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
+    MvNormal,
 }
 
 impl Distribution {
@@ -96,6 +98,7 @@ impl Distribution {
             "binomial" => Distribution::Binomial,
             "categorical" => Distribution::Categorical,
             "dirichlet" => Distribution::Dirichlet,
+            "multivariate_normal" => Distribution::MvNormal,
             _ => return None,
         })
     }
@@ -127,6 +130,7 @@ impl Distribution {
         match self {
             Distribution::Categorical => "(p)->()".into(),
             Distribution::Dirichlet => "(a)->(a)".into(),
+            Distribution::MvNormal => "(n),(n,n)->(n)".into(),
             _ => ["()"; 3][..self.arity()].join(",") + "->()",
         }
     }
@@ -141,6 +145,13 @@ pub fn parse(op: &ExportedOp) -> Result<(Distribution, DType), String> {
     let expected = dist.signature();
     if signature != expected {
         return Err(format!("RandomVariable {name} with signature {signature} (only {expected} is lowered)"));
+    }
+    if dist == Distribution::MvNormal {
+        // svd and eigh factor a semidefinite cov too; only the Cholesky factor is lowered.
+        let method = op.props.get("method").and_then(Value::as_str).unwrap_or("?");
+        if method != "cholesky" {
+            return Err(format!("RandomVariable multivariate_normal with method={method} (only cholesky is lowered)"));
+        }
     }
     let dtype = op.props.get("dtype").and_then(Value::as_str).ok_or("prop dtype is not a string")?;
     let dtype = DType::parse(dtype).ok_or_else(|| format!("unknown dtype {dtype}"))?;

@@ -803,6 +803,8 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         Categorical => categorical(g, m, &vectors[0], &u),
         // The log of a gamma of the weight; `normalize_logs` makes the vector.
         Dirichlet => log_standard_gamma(g, m, src, &p[0], 0),
+        // multivariate_normal's z (lower/random/mod.rs multiplies by the factor).
+        MvNormal => normal(g, m, &uv),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
             let x = standard_gamma(g, m, src, &p[0], 0);
