@@ -229,6 +229,26 @@ fn log_standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u3
     add(g, &lx, &boost_log)
 }
 
+/// The candidate of attempt `j` (i32) of Hoermann's transformed rejection (PTRS, BTRS),
+/// from block `base + j`'s uniforms u, v: (us, v, k) with us = 1/2 - |u - 1/2| and
+/// k = floor((2 a / us + b) (u - 1/2) + shift).
+#[allow(clippy::too_many_arguments)]
+fn transformed_candidate(g: &mut Block, m: &Math, src: &Source, base: u32, j: &Value, a: &Value, b: &Value, shift: &Value) -> (Value, Value, Value) {
+    let blk = block_of(g, base, 1, 0, j);
+    let [u, v] = src.uniforms(g, &blk, m.work);
+    let half = m.c(g, 0.5);
+    let uc = sub(g, &u, &half);
+    let au = g.math(MathUnary::AbsF, &uc);
+    let us = sub(g, &half, &au);
+    let two = m.c(g, 2.0);
+    let ta = mul(g, &two, a);
+    let x = div(g, &ta, &us);
+    let x = add(g, &x, b);
+    let x = mul(g, &x, &uc);
+    let x = add(g, &x, shift);
+    (us, v, g.math(MathUnary::Floor, &x))
+}
+
 /// A Poisson draw of mean `lam` (f64), as a float, from blocks `base ..`: Knuth's product
 /// of uniforms below `POISSON_SMALL`, Hoermann's PTRS ("The transformed rejection method
 /// for generating Poisson random variables", 1993) above.
@@ -287,23 +307,10 @@ fn poisson(g: &mut Block, m: &Math, src: &Source, lam: &Value, base: u32) -> Val
             let q = div(l, &k36224, &bm2);
             let vr = sub(l, &k09277, &q);
             let log_inv_alpha = m.f(l, ScalarOp::Log, &inv_alpha);
+            let k043 = c(l, 0.43);
+            let shift = add(l, lam, &k043);
             let k = rejection(l, m, PTRS_ATTEMPTS, |g, j| {
-                let blk = block_of(g, base, 1, 0, j);
-                let [u, v] = src.uniforms(g, &blk, work);
-                let half = m.c(g, 0.5);
-                let uc = sub(g, &u, &half);
-                let au = g.math(MathUnary::AbsF, &uc);
-                let us = sub(g, &half, &au);
-                // k = floor((2 a / us + b) U + lam + 0.43)
-                let two = m.c(g, 2.0);
-                let ta = mul(g, &two, &a);
-                let q = div(g, &ta, &us);
-                let q = add(g, &q, &b);
-                let q = mul(g, &q, &uc);
-                let q = add(g, &q, lam);
-                let k043 = m.c(g, 0.43);
-                let q = add(g, &q, &k043);
-                let k = g.math(MathUnary::Floor, &q);
+                let (us, v, k) = transformed_candidate(g, m, src, base, j, &a, &b, &shift);
                 let (k007, k0013, zero) = (m.c(g, 0.07), m.c(g, 0.013), m.c(g, 0.0));
                 let wide = g.cmpf(CmpF::Oge, &us, &k007);
                 let low_v = g.cmpf(CmpF::Ole, &v, &vr);
@@ -433,20 +440,7 @@ fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u
                 let lg2 = m.f(l, ScalarOp::GammaLn, &nm1);
                 let h = add(l, &lg1, &lg2);
                 let k = rejection(l, m, BTRS_ATTEMPTS, |g, j| {
-                    let blk = block_of(g, base, 1, 0, j);
-                    let [u, v] = src.uniforms(g, &blk, work);
-                    let half = m.c(g, 0.5);
-                    let uc = sub(g, &u, &half);
-                    let au = g.math(MathUnary::AbsF, &uc);
-                    let us = sub(g, &half, &au);
-                    // k = floor((2 a / us + b) U + c)
-                    let two = m.c(g, 2.0);
-                    let ta = mul(g, &two, &a);
-                    let x = div(g, &ta, &us);
-                    let x = add(g, &x, &b);
-                    let x = mul(g, &x, &uc);
-                    let x = add(g, &x, &cc);
-                    let k = g.math(MathUnary::Floor, &x);
+                    let (us, v, k) = transformed_candidate(g, m, src, base, j, &a, &b, &cc);
                     let zero = m.c(g, 0.0);
                     let negative = g.cmpf(CmpF::Olt, &k, &zero);
                     let past = g.cmpf(CmpF::Ogt, &k, n);
