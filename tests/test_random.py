@@ -371,3 +371,35 @@ def test_unsupported_distributions_are_refused_by_name():
     m = ptr.multinomial(5, np.ones(3) / 3, rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="multinomial"):
         pytensor.function([], m, mode=MLIR)
+
+
+def test_draws_inside_scan():
+    # A random walk: the rng a loop state (returned each step), and a shared rng updated
+    # by the loop (its update given to the function).
+    def walk(x, r):
+        next_r, e = ptr.normal(0.0, 1.0, rng=r, return_next_rng=True)
+        return x + e, next_r
+
+    x0 = pt.dscalar("x0")
+    rng = pytensor.shared(np.random.default_rng(29))
+    xs, _ = pytensor.scan(walk, outputs_info=[x0, rng], n_steps=2000, return_updates=False)
+    f = pytensor.function([x0], xs, mode=MLIR)
+    ref = pytensor.function([x0], xs, mode=C)
+    a, r = f(1.0), ref(1.0)
+    assert a.dtype == r.dtype and a.shape == r.shape
+    steps = np.diff(np.concatenate([[1.0], a]))
+    assert stats.kstest(steps, "norm").pvalue > 1e-3
+    np.testing.assert_array_equal(f(1.0), a)
+
+    shared = ptr.shared_rng(np.random.default_rng(31))
+
+    def step(x):
+        next_r, e = shared.normal(0.0, 1.0)
+        return x + e, {shared: next_r}
+
+    ys, updates = pytensor.scan(step, outputs_info=[x0], n_steps=2000)
+    g = pytensor.function([x0], ys, mode=MLIR, updates=updates)
+    first, second = g(0.0), g(0.0)
+    assert not np.allclose(first, second)
+    for y in (first, second):
+        assert stats.kstest(np.diff(np.concatenate([[0.0], y])), "norm").pvalue > 1e-3
