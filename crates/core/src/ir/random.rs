@@ -63,6 +63,8 @@ pub enum Distribution {
     Categorical,
     /// (alpha): a vector per draw, and a vector of draws.
     Dirichlet,
+    /// (mu, kappa): numpy's von Mises, in [-pi, pi].
+    VonMises,
     /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
     MvNormal,
 }
@@ -99,6 +101,7 @@ impl Distribution {
             "categorical" => Distribution::Categorical,
             "dirichlet" => Distribution::Dirichlet,
             "multivariate_normal" => Distribution::MvNormal,
+            "vonmises" => Distribution::VonMises,
             _ => return None,
         })
     }

@@ -69,6 +69,7 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
         Normal | LogNormal | Laplace | Logistic => vec![(|g, p, w| below(g, &p[1], 0.0, w), Failure::Value, "scale < 0")],
         Exponential => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "scale < 0")],
         Weibull => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "a < 0")],
+        VonMises => vec![(|g, p, w| below(g, &p[1], 0.0, w), Failure::Value, "kappa < 0")],
         Dirichlet => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "alpha < 0")],
         // PyTensor's categorical searches the running sums of whatever weights it is given.
         Categorical => vec![],

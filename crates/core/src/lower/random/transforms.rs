@@ -481,6 +481,104 @@ fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u
     g.select(&flip, &other, &k)
 }
 
+/// Attempts of the von Mises rejection loop (Best and Fisher: acceptance above 0.65 for
+/// every kappa, so 64 all fail with probability below 1e-29).
+const VON_MISES_ATTEMPTS: u32 = 64;
+
+/// A von Mises draw of mean `mu` and concentration `kappa`, as numpy draws it: uniform on
+/// (-pi, pi) for kappa below 1e-8, a wrapped normal above 1e6, else Best and Fisher's
+/// rejection ("Efficient simulation of the von Mises distribution", 1979) for the angle's
+/// cosine W, the sign from another uniform; mu added and the result wrapped to [-pi, pi].
+fn von_mises(g: &mut Block, m: &Math, src: &Source, mu: &Value, kappa: &Value) -> Value {
+    let work = m.work;
+    let c = |g: &mut Block, x: f64| m.c(g, x);
+    let pi = c(g, std::f64::consts::PI);
+    // s: 1/kappa + kappa below 1e-5 (the series of the formula below), else from r and rho.
+    let one = c(g, 1.0);
+    let four = c(g, 4.0);
+    let kk = mul(g, kappa, kappa);
+    let q = mul(g, &four, &kk);
+    let q = add(g, &one, &q);
+    let q = m.f(g, ScalarOp::Sqrt, &q);
+    let r = add(g, &one, &q);
+    let two = c(g, 2.0);
+    let tr = mul(g, &two, &r);
+    let sq = m.f(g, ScalarOp::Sqrt, &tr);
+    let num = sub(g, &r, &sq);
+    let tk = mul(g, &two, kappa);
+    let rho = div(g, &num, &tk);
+    let rr = mul(g, &rho, &rho);
+    let sn = add(g, &one, &rr);
+    let trho = mul(g, &two, &rho);
+    let s_formula = div(g, &sn, &trho);
+    let inv = div(g, &one, kappa);
+    let s_series = add(g, &inv, kappa);
+    let tiny = c(g, 1e-5);
+    let small = g.cmpf(CmpF::Olt, kappa, &tiny);
+    let s = g.select(&small, &s_series, &s_formula);
+    let w = rejection(g, m, VON_MISES_ATTEMPTS, |g, j| {
+        let blk = block_of(g, 0, 1, 1, j);
+        let [u, v] = src.uniforms(g, &blk, work);
+        let a = mul(g, &pi, &u);
+        let z = m.f(g, ScalarOp::Cos, &a);
+        let one = m.c(g, 1.0);
+        let sz = mul(g, &s, &z);
+        let num = add(g, &one, &sz);
+        let den = add(g, &s, &z);
+        let w = div(g, &num, &den);
+        let sw = sub(g, &s, &w);
+        let y = mul(g, kappa, &sw);
+        // y (2 - y) >= v, or log(y / v) + 1 - y >= 0
+        let two = m.c(g, 2.0);
+        let ty = sub(g, &two, &y);
+        let yy = mul(g, &y, &ty);
+        let zero = m.c(g, 0.0);
+        let d = sub(g, &yy, &v);
+        let quick = g.cmpf(CmpF::Oge, &d, &zero);
+        let ratio = div(g, &y, &v);
+        let l = m.f(g, ScalarOp::Log, &ratio);
+        let l = add(g, &l, &one);
+        let l = sub(g, &l, &y);
+        let slow = g.cmpf(CmpF::Oge, &l, &zero);
+        (g.arith(Arith::OrI, &quick, &slow), w)
+    });
+    let [u, z_u] = src.uniforms_at(g, 0, work);
+    let angle = m.f(g, ScalarOp::ArcCos, &w);
+    let half = c(g, 0.5);
+    let lower = g.cmpf(CmpF::Olt, &u, &half);
+    let neg_angle = g.negf(&angle);
+    let angle = g.select(&lower, &neg_angle, &angle);
+    // kappa above 1e6: mu + z / sqrt(kappa); below 1e-8: uniform on (-pi, pi).
+    let [u2, _] = src.uniforms_at(g, 1 + VON_MISES_ATTEMPTS, work);
+    let z = normal(g, m, &[z_u, u2.clone()]);
+    let rk = m.f(g, ScalarOp::Sqrt, kappa);
+    let wrapped = div(g, &z, &rk);
+    let huge = c(g, 1e6);
+    let concentrated = g.cmpf(CmpF::Ogt, kappa, &huge);
+    let angle = g.select(&concentrated, &wrapped, &angle);
+    let x = add(g, &angle, mu);
+    // Wrapped to [-pi, pi] keeping the sign: fmod(|x| + pi, 2 pi) - pi, negated back.
+    let zero = c(g, 0.0);
+    let negative = g.cmpf(CmpF::Olt, &x, &zero);
+    let ax = g.math(MathUnary::AbsF, &x);
+    let shifted = add(g, &ax, &pi);
+    let two_pi = c(g, std::f64::consts::TAU);
+    // (arith.remf becomes a call to fmod, which IREE's embedded executables cannot link.)
+    let turns = div(g, &shifted, &two_pi);
+    let turns = g.math(MathUnary::Floor, &turns);
+    let whole = mul(g, &turns, &two_pi);
+    let md = sub(g, &shifted, &whole);
+    let md = sub(g, &md, &pi);
+    let neg_md = g.negf(&md);
+    let x = g.select(&negative, &neg_md, &md);
+    let uniform = mul(g, &two, &u);
+    let uniform = sub(g, &uniform, &one);
+    let uniform = mul(g, &pi, &uniform);
+    let flat = c(g, 1e-8);
+    let spread = g.cmpf(CmpF::Olt, kappa, &flat);
+    g.select(&spread, &uniform, &x)
+}
+
 /// A parameter read whole by a draw: the vector `tensor[prefix.., :]`, of `dtype`.
 pub struct Vector {
     pub tensor: Value,
@@ -797,6 +895,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         Categorical => categorical(g, m, &vectors[0], &u),
         // The log of a gamma of the weight; `normalize_logs` makes the vector.
         Dirichlet => log_standard_gamma(g, m, src, &p[0], 0),
+        VonMises => von_mises(g, m, src, &p[0], &p[1]),
         // multivariate_normal's z (lower/random/mod.rs multiplies by the factor).
         MvNormal => normal(g, m, &uv),
         NegativeBinomial => {
