@@ -405,3 +405,16 @@ def test_draws_inside_scan():
     assert not np.allclose(first, second)
     for y in (first, second):
         assert stats.kstest(np.diff(np.concatenate([[0.0], y])), "norm").pvalue > 1e-3
+
+
+def test_a_constant_generator_draws_as_an_input_of_its_state():
+    from pytensor.graph.basic import Constant
+    from pytensor.tensor.random.type import RandomGeneratorType
+
+    const = Constant(RandomGeneratorType(), np.random.default_rng(3))
+    x = ptr.normal(0.0, 1.0, size=(5,), rng=const, return_next_rng=True)[1]
+    f = pytensor.function([], x, mode=MLIR)
+    assert f().shape == pytensor.function([], x, mode=C)().shape
+    shared = pytensor.shared(np.random.default_rng(3))
+    y = ptr.normal(0.0, 1.0, size=(5,), rng=shared, return_next_rng=True)[1]
+    np.testing.assert_array_equal(f(), pytensor.function([], y, mode=MLIR)())
