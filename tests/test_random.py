@@ -370,8 +370,8 @@ def test_unsupported_distributions_are_refused_by_name():
     b = ptr.binomial(pt.dscalar("n"), 0.5, rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
         pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
-    m = ptr.multinomial(5, np.ones(3) / 3, rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="multinomial"):
+    m = ptr.betabinom(5, 1.0, 2.0, rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="beta_binomial"):
         pytensor.function([], m, mode=MLIR)
 
 
@@ -420,3 +420,27 @@ def test_a_constant_generator_draws_as_an_input_of_its_state():
     shared = pytensor.shared(np.random.default_rng(3))
     y = ptr.normal(loc, 1.0, size=(5,), rng=shared, return_next_rng=True)[1]
     np.testing.assert_array_equal(f(0.0), pytensor.function([loc], y, mode=MLIR)(0.0))
+
+
+def test_multinomial():
+    rng = pytensor.shared(np.random.default_rng(37))
+    n, p = pt.lvector("n"), pt.dvector("p")
+    _, x = ptr.multinomial(n, p, size=(20000, 3), rng=rng, return_next_rng=True)
+    f = pytensor.function([n, p], x, mode=MLIR)
+    ref = pytensor.function([n, p], x, mode=C)
+    probs = np.array([0.2, 0.5, 0.3])
+    counts = f(np.array([10, 1000, 0]), probs)
+    assert counts.dtype == np.int64 and counts.shape == ref(np.array([10, 1000, 0]), probs).shape
+    np.testing.assert_array_equal(counts.sum(axis=-1), np.broadcast_to([10, 1000, 0], (20000, 3)))
+    # Each category's count is binomial(n, p_k).
+    for j, trials in enumerate([10, 1000]):
+        for k in range(3):
+            assert_fits(counts[:, j, k], stats.binom(trials, probs[k]), f"multinomial {trials} category {k}")
+    # Categories of a row are dependent as a multinomial's are: cov = -n p_i p_j.
+    c = np.cov(counts[:, 1, 0], counts[:, 1, 1])[0, 1]
+    assert abs(c - (-1000 * 0.2 * 0.5)) < 5 * 1000 * 0.2 * 0.5 * np.sqrt(2 / 20000) * 3
+    for bad in [(np.array([-1, 5, 5]), probs), (np.array([5, 5, 5]), np.array([0.6, 0.6, -0.2])),
+                (np.array([5, 5, 5]), np.array([0.7, 0.6, 0.1])), (np.array([5, 5, 5]), np.array([np.nan, 0.5, 0.5]))]:
+        raises_like(f, ref, list(bad))
+    # A sum past 1 in the last probability alone is numpy's business: no error.
+    assert f(np.array([5, 5, 5]), np.array([0.2, 0.2, 0.9])).sum(axis=-1).max() == 5

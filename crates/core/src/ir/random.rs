@@ -63,6 +63,8 @@ pub enum Distribution {
     Categorical,
     /// (alpha): a vector per draw, and a vector of draws.
     Dirichlet,
+    /// (n, p): counts of n draws over p's categories, int64.
+    Multinomial,
     /// (mu, kappa): numpy's von Mises, in [-pi, pi].
     VonMises,
     /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
@@ -102,6 +104,7 @@ impl Distribution {
             "dirichlet" => Distribution::Dirichlet,
             "multivariate_normal" => Distribution::MvNormal,
             "vonmises" => Distribution::VonMises,
+            "multinomial" => Distribution::Multinomial,
             _ => return None,
         })
     }
@@ -134,6 +137,7 @@ impl Distribution {
             Distribution::Categorical => "(p)->()".into(),
             Distribution::Dirichlet => "(a)->(a)".into(),
             Distribution::MvNormal => "(n),(n,n)->(n)".into(),
+            Distribution::Multinomial => "(),(p)->(p)".into(),
             _ => ["()"; 3][..self.arity()].join(",") + "->()",
         }
     }

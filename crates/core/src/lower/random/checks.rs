@@ -73,8 +73,8 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
         Dirichlet => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "alpha < 0")],
         // PyTensor's categorical searches the running sums of whatever weights it is given.
         Categorical => vec![],
-        // Its cov's check is the factor's (lower/random/mod.rs).
-        MvNormal => vec![],
+        // Their checks are their own rules' (lower/random/mod.rs, multinomial.rs).
+        MvNormal | Multinomial => vec![],
         Gamma | InvGamma => {
             vec![(|g, p, w| {
                 let a = below(g, &p[0], 0.0, w);

@@ -21,6 +21,7 @@
 //! call (`checks`).
 
 mod checks;
+mod multinomial;
 mod philox;
 mod transforms;
 
@@ -52,6 +53,9 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     let rank = out_ty.ndim();
     if dist == Distribution::MvNormal {
         return mv_normal(cx, b, node, &out_ty);
+    }
+    if dist == Distribution::Multinomial {
+        return multinomial::multinomial(cx, b, node, &out_ty);
     }
     // The batch dims (size's) lead; the core dims (categorical's weights, dirichlet's
     // vectors) follow.
@@ -251,7 +255,7 @@ enum Index {
 /// The draws' dims and sizes from `size` (an integer vector of one entry per dim): each
 /// entry known before the call where it is a constant, a dim or computed from those and
 /// small integer arguments; negative entries raise `ValueError`, as numpy does.
-fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Result<(Vec<Dim>, Vec<Value>), String> {
+pub(super) fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Result<(Vec<Dim>, Vec<Value>), String> {
     let s_ty = cx.graph.ty(size).clone();
     if s_ty.ndim() != 1 || !s_ty.dtype.is_int() || s_ty.shape[0] != Some(rank as u64) {
         return Err(format!("a size of type {s_ty:?} for draws of rank {rank}"));
@@ -294,7 +298,7 @@ fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Resu
 
 /// The draws' dims and sizes without a size: the parameters' broadcast shape (each dim
 /// from the first parameter that does not broadcast there; the others must equal it).
-fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value], rank: usize) -> (Vec<Dim>, Vec<Value>) {
+pub(super) fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value], rank: usize) -> (Vec<Dim>, Vec<Value>) {
     let (mut dims, mut sizes) = (Vec::with_capacity(rank), Vec::with_capacity(rank));
     for k in 0..rank {
         let mut found: Option<(Dim, Value)> = None;
@@ -391,7 +395,7 @@ fn draw(
 }
 
 /// One `i8` that is nonzero where any element of `flags` is.
-fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
+pub(super) fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
     let rank = flags.tensor().rank();
     let none = b.constant_int(0, ScalarType::I8);
     let empty = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
@@ -404,7 +408,7 @@ fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
 }
 
 /// The next rng (see `philox::next_key_word`).
-fn next_key(b: &mut Block, key: &Value) -> Result<Value, String> {
+pub(super) fn next_key(b: &mut Block, key: &Value) -> Result<Value, String> {
     let empty = b.tensor_empty(TensorType::new(vec![Some(KEY_WORDS)], ScalarType::I32), &[]);
     let r = b.linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
         let j = g.linalg_index(0);

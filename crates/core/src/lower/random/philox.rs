@@ -85,6 +85,19 @@ impl Source {
         }
     }
 
+    /// The source of part `i` (an `index`) of a draw that takes several independent
+    /// parts (a multinomial's binomials): the key's second word mixed with i, so each
+    /// part's blocks are another stream.
+    pub fn part(&self, g: &mut Block, i: &Value) -> Source {
+        let i = g.index_cast(i, ScalarType::I32);
+        let one = word(g, 1);
+        let i1 = g.arith(Arith::AddI, &i, &one);
+        let golden = word(g, WEYL[0]);
+        let mix = g.arith(Arith::MulI, &i1, &golden);
+        let k1 = g.arith(Arith::XOrI, &self.key[1], &mix);
+        Source { low: self.low.clone(), high: self.high.clone(), stream: self.stream.clone(), key: [self.key[0].clone(), k1] }
+    }
+
     /// Block `block` (an i32 value) of this draw's words.
     pub fn block(&self, g: &mut Block, block: &Value) -> [Value; 4] {
         let shift = g.constant_int(BLOCK_SHIFT, ScalarType::I32);

@@ -357,7 +357,7 @@ const BTRS_ATTEMPTS: u32 = 64;
 /// `base ..`: for p' = min(p, 1 - p), the CDF inverted term by term (each pmf from the
 /// last) where n p' is small, else Hoermann's BTRS ("The generation of binomial random
 /// variates", 1993); n minus the draw where p > 1/2.
-fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u32) -> Value {
+pub(super) fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Value, base: u32) -> Value {
     let work = m.work;
     let t = scalar::scalar_type(work);
     let (half, one) = (m.c(g, 0.5), m.c(g, 1.0));
@@ -898,6 +898,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         VonMises => von_mises(g, m, src, &p[0], &p[1]),
         // multivariate_normal's z (lower/random/mod.rs multiplies by the factor).
         MvNormal => normal(g, m, &uv),
+        Multinomial => unreachable!("lowered by lower/random/multinomial.rs"),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
             let x = standard_gamma(g, m, src, &p[0], 0);
