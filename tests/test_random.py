@@ -92,6 +92,7 @@ CONTINUOUS = [
     ("t", ptr.t, (4.0, 1.0, 2.0), stats.t(4.0, 1.0, 2.0)),
     ("chisquare", ptr.chisquare, (3.0,), stats.chi2(3.0)),
     ("vonmises", ptr.vonmises, (0.0, 2.0), stats.vonmises(2.0)),
+    ("gengamma", ptr.gengamma, (2.0, 1.5, 3.0), stats.gengamma(2.0 / 1.5, 1.5, scale=3.0)),
     ("vonmises wide", ptr.vonmises, (0.0, 1e-6), stats.vonmises(1e-6)),
 ]
 
@@ -150,6 +151,9 @@ def test_counts_fit_their_distributions():
     ns, ps = np.array([20, 50, 1000, 10**6, 7]), np.array([0.3, 0.9, 0.3, 0.7, 0.5])
     counts, geo, negbin, binom = f(lams, 0.3, 2.5, 0.3, ns, ps)
     assert binom.dtype == np.int64
+    fresh = pytensor.shared(np.random.default_rng(41))
+    bb = pytensor.function([], ptr.betabinom(10, 2.0, 3.0, size=(40000,), rng=fresh, return_next_rng=True)[1], mode=MLIR)()
+    assert_fits(bb, stats.betabinom(10, 2.0, 3.0), "betabinom")
     for j in range(5):
         assert_fits(binom[:, j], stats.binom(ns[j], ps[j]), f"binomial {ns[j]}, {ps[j]}")
     assert counts.dtype == np.int64 and geo.dtype == np.int64 and negbin.dtype == np.int64
@@ -339,7 +343,7 @@ def test_parameter_errors_match_the_c_backend():
     # neither does, and where neither does NaN draws are NaN in both.
     cases = [(name, make, params) for name, make, params, _ in CONTINUOUS if name not in ("gamma small shape", "beta small shapes", "invgamma")]
     cases += [("poisson", ptr.poisson, (3.0,)), ("geometric", ptr.geometric, (0.3,)), ("negative_binomial", ptr.negative_binomial, (2.5, 0.3)),
-              ("binomial", ptr.binomial, (5, 0.3))]
+              ("binomial", ptr.binomial, (5, 0.3)), ("betabinom", ptr.betabinom, (5, 2.0, 3.0))]
     for name, make, params in cases:
         # binomial's n is an integer (numpy refuses a float one with TypeError).
         args = [pt.lscalar(f"p{k}") if isinstance(v, int) else pt.dscalar(f"p{k}") for k, v in enumerate(params)]
@@ -370,8 +374,8 @@ def test_unsupported_distributions_are_refused_by_name():
     b = ptr.binomial(pt.dscalar("n"), 0.5, rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
         pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
-    m = ptr.betabinom(5, 1.0, 2.0, rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="beta_binomial"):
+    m = ptr.choice(np.arange(5), size=(3,), replace=False, rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError):
         pytensor.function([], m, mode=MLIR)
 
 

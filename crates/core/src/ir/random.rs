@@ -63,6 +63,10 @@ pub enum Distribution {
     Categorical,
     /// (alpha): a vector per draw, and a vector of draws.
     Dirichlet,
+    /// (n, a, b), scipy's betabinom: a binomial of a beta probability, int64.
+    BetaBinomial,
+    /// (alpha, p, lambd): scipy's gengamma(alpha / p, p, scale=lambd).
+    GenGamma,
     /// (n, p): counts of n draws over p's categories, int64.
     Multinomial,
     /// (mu, kappa): numpy's von Mises, in [-pi, pi].
@@ -105,6 +109,8 @@ impl Distribution {
             "multivariate_normal" => Distribution::MvNormal,
             "vonmises" => Distribution::VonMises,
             "multinomial" => Distribution::Multinomial,
+            "beta_binomial" => Distribution::BetaBinomial,
+            "gengamma" => Distribution::GenGamma,
             _ => return None,
         })
     }
@@ -114,7 +120,7 @@ impl Distribution {
         use Distribution::*;
         match self {
             Exponential | Bernoulli | Weibull | Geometric | Poisson | Categorical | Dirichlet => 1,
-            Triangular | TruncExpon | StudentT => 3,
+            Triangular | TruncExpon | StudentT | BetaBinomial | GenGamma => 3,
             _ => 2,
         }
     }

@@ -69,6 +69,26 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
         Normal | LogNormal | Laplace | Logistic => vec![(|g, p, w| below(g, &p[1], 0.0, w), Failure::Value, "scale < 0")],
         Exponential => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "scale < 0")],
         Weibull => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "a < 0")],
+        BetaBinomial => vec![(|g, p, w| {
+            let n = below(g, &p[0], 0.0, w);
+            let a = not_above(g, &p[1], 0.0, w);
+            let inf = constant(g, f64::INFINITY, w);
+            let a_inf = g.cmpf(CmpF::Oeq, &p[1], &inf);
+            let b = not_above(g, &p[2], 0.0, w);
+            let bad = or(g, n, a);
+            let bad = or(g, bad, a_inf);
+            or(g, bad, b)
+        }, Failure::Value, "Domain error in arguments: n must be >= 0, a finite and > 0, b > 0")],
+        GenGamma => vec![(|g, p, w| {
+            let a = not_above(g, &p[0], 0.0, w);
+            let c = not_above(g, &p[1], 0.0, w);
+            let inf = constant(g, f64::INFINITY, w);
+            let c_inf = g.cmpf(CmpF::Oeq, &p[1], &inf);
+            let s = not_at_least(g, &p[2], 0.0, w);
+            let bad = or(g, a, c);
+            let bad = or(g, bad, c_inf);
+            or(g, bad, s)
+        }, Failure::Value, "Domain error in arguments: alpha and p must be > 0 (p finite), lambd >= 0")],
         VonMises => vec![(|g, p, w| below(g, &p[1], 0.0, w), Failure::Value, "kappa < 0")],
         Dirichlet => vec![(|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "alpha < 0")],
         // PyTensor's categorical searches the running sums of whatever weights it is given.

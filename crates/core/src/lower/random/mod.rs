@@ -64,9 +64,10 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     if let Some(&p) = params.iter().find(|&&p| cx.graph.ty(p).ndim() != batch + core_in) {
         return Err(format!("a parameter of rank {} for draws of rank {rank}", cx.graph.ty(p).ndim()));
     }
-    if dist == Distribution::Binomial && !cx.graph.ty(params[0]).dtype.is_int() {
+    if matches!(dist, Distribution::Binomial | Distribution::BetaBinomial) && !cx.graph.ty(params[0]).dtype.is_int() {
         // numpy's binomial refuses it at every call ("Cannot cast ... according to the rule 'safe'").
-        return Err(format!("RandomVariable binomial with n of dtype {} (numpy raises TypeError; n must be an integer)", cx.graph.ty(params[0]).dtype));
+        let name = format!("{dist:?}").to_lowercase();
+        return Err(format!("RandomVariable {name} with n of dtype {} (n must be an integer)", cx.graph.ty(params[0]).dtype));
     }
     let key = cx.value(b, rng)?;
     let param_values: Vec<Value> = params.iter().map(|&p| cx.value(b, p)).collect::<Result<_, _>>()?;

@@ -222,6 +222,22 @@ fn standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -
     mul(g, &x, &boost)
 }
 
+/// A beta draw: X / (X + Y) = 1 / (1 + exp(log Y - log X)) for gammas X, Y of shapes a,
+/// b (blocks 0 .. 2 GAMMA_BLOCKS), in logs so that small shapes do not underflow.
+fn beta(g: &mut Block, m: &Math, src: &Source, a: &Value, b: &Value) -> Value {
+    let lx = log_standard_gamma(g, m, src, a, 0);
+    let ly = log_standard_gamma(g, m, src, b, GAMMA_BLOCKS);
+    let d = sub(g, &ly, &lx);
+    let e = m.f(g, ScalarOp::Exp, &d);
+    let one = m.c(g, 1.0);
+    let den = add(g, &one, &e);
+    let x = div(g, &one, &den);
+    // numpy's X / (X + Y) is inf / inf where a is infinite.
+    let (inf, nan) = (m.c(g, f64::INFINITY), m.c(g, f64::NAN));
+    let infinite = g.cmpf(CmpF::Oeq, a, &inf);
+    g.select(&infinite, &nan, &x)
+}
+
 /// The log of a standard gamma draw of shape `a`.
 fn log_standard_gamma(g: &mut Block, m: &Math, src: &Source, a: &Value, base: u32) -> Value {
     let (x, boost_log) = standard_gamma_parts(g, m, src, a, base);
@@ -862,19 +878,18 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
             let x = standard_gamma(g, m, src, &p[0], 0);
             div(g, &p[1], &x)
         }
-        Beta => {
-            // X / (X + Y) = 1 / (1 + exp(log Y - log X)) for gammas X, Y of shapes a, b.
-            let lx = log_standard_gamma(g, m, src, &p[0], 0);
-            let ly = log_standard_gamma(g, m, src, &p[1], GAMMA_BLOCKS);
-            let d = sub(g, &ly, &lx);
-            let e = m.f(g, ScalarOp::Exp, &d);
-            let one = m.c(g, 1.0);
-            let den = add(g, &one, &e);
-            let x = div(g, &one, &den);
-            // numpy's X / (X + Y) is inf / inf where a is infinite.
-            let (inf, nan) = (m.c(g, f64::INFINITY), m.c(g, f64::NAN));
-            let infinite = g.cmpf(CmpF::Oeq, &p[0], &inf);
-            g.select(&infinite, &nan, &x)
+        Beta => beta(g, m, src, &p[0], &p[1]),
+        BetaBinomial => {
+            let q = beta(g, m, src, &p[1], &p[2]);
+            binomial(g, m, src, &p[0], &q, 2 * GAMMA_BLOCKS)
+        }
+        GenGamma => {
+            // lambd G(alpha / p)^(1 / p)
+            let a = div(g, &p[0], &p[1]);
+            let l = log_standard_gamma(g, m, src, &a, 0);
+            let q = div(g, &l, &p[1]);
+            let x = m.f(g, ScalarOp::Exp, &q);
+            mul(g, &p[2], &x)
         }
         StudentT => {
             // z / sqrt(V / df), V = 2 G(df / 2) a chi-square of df degrees of freedom.
