@@ -360,3 +360,18 @@ def test_float_sums_over_leading_or_trailing_axes_as_contractions():
     mlir = pytensor_mlir.get_mlir(f)
     assert all(op in mlir for op in ("linalg.dot", "linalg.vecmat"))
     assert "linalg.matvec" not in mlir
+
+
+def test_several_vector_sums_in_one_function():
+    # Several whole-vector sums, each its own result, static lengths on either side of a
+    # multiple of 16 and dynamic ones. A rewrite of the 1-D sum as a vecmat over rows of 16
+    # (tried for issue 4's sum row) gave the dot's result the vecmat's first partial here
+    # (IREE 3.13 placed a result and another kernel's output in overlapping memory), while
+    # a single sum per function was right: each sum must be its own.
+    a = pt.tensor("a", shape=(32,), dtype="float64")
+    c = pt.tensor("c", shape=(33,), dtype="float64")
+    run_both([a, c], [a.sum(), c.sum()], [[np.arange(32.0), np.arange(33.0)], [np.r_[np.inf, np.ones(31)], np.r_[np.ones(32), np.nan]]])
+    d, e, g = pt.dvector("d"), pt.dvector("e"), pt.dvector("g")
+    rng = np.random.default_rng(5)
+    cases = [[rng.standard_normal(nd), rng.standard_normal(ne), rng.standard_normal(ng)] for nd, ne, ng in [(32, 33, 48), (48, 33, 16), (0, 16, 1), (160, 1, 17)]]
+    run_both([d, e, g], [d.sum(), e.sum(), g.sum(), (d * 2).sum()], cases, rtol=1e-12)
