@@ -22,6 +22,7 @@
 
 mod checks;
 mod multinomial;
+mod mv_normal;
 mod philox;
 mod transforms;
 
@@ -31,7 +32,7 @@ use super::{subtensor, tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::random::Distribution;
 use crate::ir::{Node, VarId};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpI, IteratorType, ScalarType, TensorType, Value};
+use crate::mlir::{AffineMap, Arith, Block, Cast, CmpI, IteratorType, ScalarType, TensorType, Value};
 use checks::{checks_of, Failure};
 use philox::Source;
 use transforms::Math;
@@ -52,7 +53,7 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     }
     let rank = out_ty.ndim();
     if dist == Distribution::MvNormal {
-        return mv_normal(cx, b, node, &out_ty);
+        return mv_normal::mv_normal(cx, b, node, &out_ty);
     }
     if dist == Distribution::Multinomial {
         return multinomial::multinomial(cx, b, node, &out_ty);
@@ -145,94 +146,6 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     Ok(())
 }
 
-/// `multivariate_normal(mean, cov)` (numpy's method "cholesky"): mean + L z for standard
-/// normal vectors z, L the lower Cholesky factor of cov (one cov for every draw: its batch
-/// dims must broadcast); a cov that is not positive definite raises numpy's
-/// `LinAlgError`, as `np.linalg.cholesky` in PyTensor's rng_fn does.
-fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &crate::ir::TensorType) -> Result<(), String> {
-    let (rng, size, mean, cov) = (node.inputs[0], node.inputs[1], node.inputs[2], node.inputs[3]);
-    let (next_out, draws_out) = (node.outputs[0], node.outputs[1]);
-    let rank = out_ty.ndim();
-    let batch = rank.checked_sub(1).ok_or("draws of rank 0")?;
-    let (mean_ty, cov_ty) = (cx.graph.ty(mean).clone(), cx.graph.ty(cov).clone());
-    if mean_ty.ndim() != rank || cov_ty.ndim() != rank + 1 {
-        return Err(format!("a mean of rank {} and a cov of rank {} for draws of rank {rank}", mean_ty.ndim(), cov_ty.ndim()));
-    }
-    if (0..batch).any(|k| !cov_ty.broadcastable(k)) {
-        return Err("multivariate_normal with a batch of covariance matrices (one cov for all draws is lowered)".into());
-    }
-    let element = super::linalg::working_type(out_ty, "multivariate_normal")?;
-    let work = out_ty.dtype;
-    let key = cx.value(b, rng)?;
-    let mean_v = cx.value(b, mean)?;
-    let mean_v = super::elemwise::cast(b, &mean_v, &mean_ty, work)?;
-    let (mean_dims, cov_dims) = (cx.dims(mean), cx.dims(cov));
-    // The batch shape: size's, or the mean's.
-    let (mut dims, mut sizes) = if cx.graph.variables[size].is_none {
-        broadcast_shape(cx, b, &[mean], std::slice::from_ref(&mean_v), batch)
-    } else {
-        size_shape(cx, b, size, batch)?
-    };
-    for k in 0..batch {
-        if !mean_ty.broadcastable(k) {
-            cx.require_equal(mean_dims[k], dims[k], "multivariate_normal (the mean's batch dims and the size)");
-        }
-    }
-    let n_dim = mean_dims[batch];
-    cx.require_equal(cov_dims[batch], n_dim, "multivariate_normal (cov's rows and the mean)");
-    cx.require_equal(cov_dims[batch + 1], n_dim, "multivariate_normal (cov's columns and the mean)");
-    dims.push(n_dim);
-    let n = b.tensor_dim(&mean_v, batch);
-    sizes.push(n.clone());
-    for (k, d) in out_ty.shape.iter().enumerate() {
-        if let Some(s) = d {
-            cx.require_equal(dims[k], Dim::Static(*s), "multivariate_normal");
-            dims[k] = Dim::Static(*s);
-        }
-    }
-    // The factor of the one cov.
-    let c = super::linalg::operand(cx, b, cov, work)?;
-    let c = if batch > 0 { b.tensor_collapse(&c, &[(0..=batch).collect(), vec![batch + 1]]) } else { c };
-    let l = super::linalg::factor(cx, b, &c, &n, true)?;
-    let bad = super::linalg::not_positive(b, &l, &n)?;
-    let failed = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(bad, RuntimeCheck { kind: failed, message: "Matrix is not positive definite".into() });
-    // z: standard normals, one per element of the draws.
-    let z_ty = crate::ir::TensorType { dtype: work, shape: vec![None; rank] };
-    let (z, _) = draw(b, Distribution::MvNormal, &z_ty, &key, &[], &sizes)?;
-    // mean + L z, contracting z's last dim against L's columns.
-    let dyn_sizes: Vec<Value> = sizes.clone();
-    let zeros = super::linalg::zeros(b, element, &dyn_sizes);
-    let dim = |k: usize| AffineExpr::Dim(k);
-    let batch_and = |last: usize| -> Vec<AffineExpr> { (0..batch).map(dim).chain([dim(last)]).collect() };
-    let maps = [
-        AffineMap { dims: rank + 1, results: batch_and(rank) },
-        AffineMap { dims: rank + 1, results: vec![dim(batch), dim(rank)] },
-        AffineMap { dims: rank + 1, results: batch_and(batch) },
-    ];
-    let mut iters = vec![IteratorType::Parallel; rank];
-    iters.push(IteratorType::Reduction);
-    let lz = b.linalg_generic(&[z, l], &[zeros], &maps, &iters, |g, a| {
-        let p = g.arith(Arith::MulF, &a[0], &a[1]);
-        Ok::<_, String>(vec![g.arith(Arith::AddF, &a[2], &p)])
-    })?[0]
-        .clone();
-    let mean_map = AffineMap {
-        dims: rank,
-        results: (0..rank).map(|k| if mean_ty.broadcastable(k) { AffineExpr::Constant(0) } else { dim(k) }).collect(),
-    };
-    let empty = b.tensor_empty(tensor_type(out_ty), &(0..rank).filter(|&k| out_ty.shape[k].is_none()).map(|k| sizes[k].clone()).collect::<Vec<_>>());
-    let lz = b.tensor_cast(&lz, tensor_type(&crate::ir::TensorType { dtype: work, shape: out_ty.shape.clone() }));
-    let x = b.linalg_generic(&[lz, mean_v], &[empty], &[AffineMap::identity(rank), mean_map, AffineMap::identity(rank)], &vec![IteratorType::Parallel; rank], |g, a| {
-        Ok::<_, String>(vec![g.arith(Arith::AddF, &a[0], &a[1])])
-    })?[0]
-        .clone();
-    cx.define(draws_out, x, dims);
-    let next = next_key(b, &key)?;
-    cx.define(next_out, next, vec![Dim::Static(KEY_WORDS)]);
-    Ok(())
-}
-
 /// A parameter as the draw kernel reads it.
 struct Param {
     value: Value,
@@ -256,7 +169,7 @@ enum Index {
 /// The draws' dims and sizes from `size` (an integer vector of one entry per dim): each
 /// entry known before the call where it is a constant, a dim or computed from those and
 /// small integer arguments; negative entries raise `ValueError`, as numpy does.
-pub(super) fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Result<(Vec<Dim>, Vec<Value>), String> {
+fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usize) -> Result<(Vec<Dim>, Vec<Value>), String> {
     let s_ty = cx.graph.ty(size).clone();
     if s_ty.ndim() != 1 || !s_ty.dtype.is_int() || s_ty.shape[0] != Some(rank as u64) {
         return Err(format!("a size of type {s_ty:?} for draws of rank {rank}"));
@@ -299,7 +212,7 @@ pub(super) fn size_shape(cx: &mut Context, b: &mut Block, size: VarId, rank: usi
 
 /// The draws' dims and sizes without a size: the parameters' broadcast shape (each dim
 /// from the first parameter that does not broadcast there; the others must equal it).
-pub(super) fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value], rank: usize) -> (Vec<Dim>, Vec<Value>) {
+fn broadcast_shape(cx: &mut Context, b: &mut Block, params: &[VarId], values: &[Value], rank: usize) -> (Vec<Dim>, Vec<Value>) {
     let (mut dims, mut sizes) = (Vec::with_capacity(rank), Vec::with_capacity(rank));
     for k in 0..rank {
         let mut found: Option<(Dim, Value)> = None;
@@ -396,7 +309,7 @@ fn draw(
 }
 
 /// One `i8` that is nonzero where any element of `flags` is.
-pub(super) fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
+fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
     let rank = flags.tensor().rank();
     let none = b.constant_int(0, ScalarType::I8);
     let empty = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
@@ -409,7 +322,7 @@ pub(super) fn any_set(b: &mut Block, flags: &Value) -> Result<Value, String> {
 }
 
 /// The next rng (see `philox::next_key_word`).
-pub(super) fn next_key(b: &mut Block, key: &Value) -> Result<Value, String> {
+fn next_key(b: &mut Block, key: &Value) -> Result<Value, String> {
     let empty = b.tensor_empty(TensorType::new(vec![Some(KEY_WORDS)], ScalarType::I32), &[]);
     let r = b.linalg_generic(&[], &[empty], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
         let j = g.linalg_index(0);
