@@ -722,7 +722,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::QR { mode, pivoting } => qr::qr(cx, b, node, *mode, *pivoting),
         Op::Eigh { lower } => eigen::eigh(cx, b, node, *lower, true),
         Op::Eigvalsh { lower } => eigen::eigh(cx, b, node, *lower, false),
-        Op::SVD { compute_uv } => eigen::svd(cx, b, node, *compute_uv),
+        Op::SVD { full_matrices, compute_uv } => eigen::svd(cx, b, node, *full_matrices, *compute_uv),
         Op::MatrixPinv { hermitian } => eigen::pinv(cx, b, node, *hermitian),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
