@@ -97,7 +97,6 @@ def name_of(c):
 # refused at compile time, by name).
 PARTIAL = {
     "Eigh": "no second matrix",
-    "MatrixPinv": "hermitian=True only",
     "QR": "no pivoting",
 }
 

@@ -244,7 +244,7 @@ def test_hermitian_pinv():
     """MatrixPinv(hermitian=True) vs C (numpy's pinv through eigh, lower triangle, rcond
     1e-15): well conditioned, exactly rank deficient (zero rows and columns), indefinite,
     a non-symmetric input (only the lower triangle counts), zero, 1x1, empty, float32,
-    non-finite (all NaN, as numpy), not square (LinAlgError); hermitian=False refused."""
+    non-finite (all NaN, as numpy), not square (LinAlgError)."""
     from pytensor.tensor.linalg import pinv
 
     rng = np.random.default_rng(7)
@@ -286,5 +286,46 @@ def test_hermitian_pinv():
     for got, want in zip(fs(stack), refs(stack)):
         assert_same(got, want, rtol=0, atol=1e-11 * max(1.0, float(np.abs(want).max())))
 
-    with pytest.raises(Exception, match="hermitian=False"):
-        pytensor.function([x], pinv(x), mode=f.maker.mode)
+
+def test_general_pinv():
+    """MatrixPinv(hermitian=False) vs C (numpy's pinv through gesdd, rcond 1e-15): tall,
+    wide, square, rank deficient (low rank, repeated rows, zero rows), zero, 1x1, empty,
+    float32; NaN raises LinAlgError as numpy; an infinity gives NaN (numpy's is LAPACK's
+    partly NaN U and V^T times zeros, not reproduced); a stack and its gradient."""
+    from pytensor.tensor.linalg import pinv
+
+    rng = np.random.default_rng(8)
+    x, xf = pt.dmatrix("x"), pt.fmatrix("xf")
+    f, ref = compile_both([x, xf], [pinv(x), pinv(xf)])
+    low_rank = rng.normal(size=(7, 3)) @ rng.normal(size=(3, 5))
+    zero_rows = rng.normal(size=(5, 4))
+    zero_rows[[1, 3]] = 0.0
+    cases = [rng.normal(size=(6, 3)), rng.normal(size=(3, 6)), rng.normal(size=(5, 5)), low_rank, low_rank.T, zero_rows, zero_rows.T]
+    cases += [np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [4.0, 5.0, 7.0]]), np.zeros((3, 2)), np.array([[-4.0]]), np.array([[0.0]]), np.zeros((3, 0)), np.zeros((0, 2))]
+    for at, a in enumerate(cases):
+        got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
+        s = np.linalg.svd(a, compute_uv=False)
+        kept = s[s > 1e-15 * s.max(initial=0.0)]
+        cond = kept.max(initial=1.0) / kept.min(initial=1.0)
+        scale = max(1.0, float(np.abs(want[0]).max(initial=0.0)))
+        assert_same(got[0], want[0], rtol=0, atol=1e-15 * cond * scale * max(a.shape), err_msg=repr(a))
+        # float32: the values cut off at 1e-15 max(s) as in float64, so only the full-rank
+        # and the exactly deficient (zero rows) cases compare; numpy's cut keeps float32's
+        # rounding-level values of a low-rank matrix too.
+        if at not in (3, 4, 7):
+            assert_same(got[1], want[1], rtol=0, atol=2e-6 * cond * scale * max(a.shape), err_msg=repr(a))
+    for a in [np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([[np.inf, np.nan, 0.0]])]:
+        got_e, _ = raises_like(f, ref, [a, a.astype("float32")])
+        assert type(got_e).__name__ == "LinAlgError"
+    for a in [np.array([[1.0, np.inf], [0.0, 1.0], [2.0, 3.0]]), np.array([[-np.inf]])]:
+        got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
+        assert got[0].shape == want[0].shape and np.isnan(got[0]).all() and np.isnan(got[1]).all()
+
+    # A stack through Blockwise, and the gradient (PyTensor's pullback: products of X, X^+).
+    s3 = pt.dtensor3("s3")
+    y = pinv(s3)
+    weights = rng.normal(size=(3, 4))
+    fs, refs = compile_both([s3], [y, pytensor.grad((y * weights).sum(), s3)])
+    stack = np.stack([rng.normal(size=(4, 3)), rng.normal(size=(4, 2)) @ rng.normal(size=(2, 3)), np.zeros((4, 3))])
+    for got, want in zip(fs(stack), refs(stack)):
+        assert_same(got, want, rtol=0, atol=1e-12 * max(1.0, float(np.abs(want).max())))

@@ -84,11 +84,11 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
 /// as numpy's eigh reads it) from the eigen decomposition A = V diag(w) V^T: A^+ =
 /// V diag(1/w) V^T over the w with |w| > 1e-15 max|w| (numpy's default rcond, in either
 /// type), a sum over the eigenvalues per element, so their order does not matter. A
-/// non-finite element makes every element NaN, as numpy's result is. The general case needs
-/// SVD's U, not lowered.
+/// non-finite element makes every element NaN, as numpy's result is. `hermitian` false:
+/// `general_pinv`.
 pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Result<(), String> {
     if !hermitian {
-        return Err("MatrixPinv with hermitian=False (it needs SVD's U and V^T) is not lowered; hermitian=True is".into());
+        return general_pinv(cx, b, node);
     }
     let (x_var, out) = (node.inputs[0], node.outputs[0]);
     let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
@@ -135,6 +135,62 @@ pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Re
     })?[0]
         .clone();
     define(cx, b, out, &p, vec![d[0], d[0]]);
+    Ok(())
+}
+
+/// `MatrixPinv(hermitian=False)`: numpy's pinv, V diag(1/s) U^T over the s > 1e-15 max(s)
+/// (numpy's default rcond, in either type), from one-sided Jacobi (`one_sided`): with
+/// A V = W and U = W / s, A^+[i, j] = sum_k V[i, k] (1/s_k) U[j, k]; for a wide A (A^T V = W)
+/// the same with W's and V's rows swapped. A sum over the values per element, so their
+/// order does not matter, and the values cut off are not used: U needs no completion.
+/// numpy's LinAlgError for a NaN; an infinity makes every element NaN (numpy's is LAPACK's
+/// partly NaN U and V^T times zeros: NaN in places, 0 in others).
+fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    let (x_var, out) = (node.inputs[0], node.outputs[0]);
+    if cx.graph.ty(x_var).ndim() != 2 {
+        return Err("MatrixPinv of a tensor that is not a matrix".into());
+    }
+    let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element)?;
+    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n, m]);
+    let p = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let largest = g.scf_for(&z, &c, &o, &[zero.clone()], |lp, k, acc| {
+            let s = lp.tensor_extract(&norms, &[k.clone()]);
+            Ok::<_, String>(vec![lp.arith(Arith::MaximumF, &acc[0], &s)])
+        })?[0]
+            .clone();
+        let rcond = g.constant_f64(1e-15, element);
+        let cutoff = g.arith(Arith::MulF, &rcond, &largest);
+        // V's row and W's: (r + i, j) where tall, (r + j, i) where wide.
+        let (vi, vj) = (g.arith(Arith::AddI, &r, &i), g.arith(Arith::AddI, &r, &j));
+        let v_row = g.select(&tall, &vi, &vj);
+        let w_row = g.select(&tall, &j, &i);
+        let sum = g.scf_for(&z, &c, &o, &[zero.clone()], |lp, k, acc| {
+            let s = lp.tensor_extract(&norms, &[k.clone()]);
+            let kept = lp.cmpf(CmpF::Ogt, &s, &cutoff);
+            let v = lp.tensor_extract(&state, &[v_row.clone(), k.clone()]);
+            let w = lp.tensor_extract(&state, &[w_row.clone(), k.clone()]);
+            let one = lp.constant_f64(1.0, element);
+            let inverse = lp.arith(Arith::DivF, &one, &s);
+            let u = lp.arith(Arith::DivF, &w, &s);
+            let scaled = lp.arith(Arith::MulF, &inverse, &u);
+            let term = lp.arith(Arith::MulF, &v, &scaled);
+            let zero = lp.constant_f64(0.0, element);
+            let term = lp.select(&kept, &term, &zero);
+            Ok::<_, String>(vec![lp.arith(Arith::AddF, &acc[0], &term)])
+        })?[0]
+            .clone();
+        Ok::<_, String>(vec![sum])
+    })?[0]
+        .clone();
+    let p = nan_if(b, &p, &infinite)?;
+    let d = cx.dims(x_var);
+    define(cx, b, out, &p, vec![d[1], d[0]]);
     Ok(())
 }
 
