@@ -287,6 +287,23 @@ def test_hermitian_pinv():
         assert_same(got, want, rtol=0, atol=1e-11 * max(1.0, float(np.abs(want).max())))
 
 
+def test_svd_gradients():
+    """`pytensor.grad` through svd (PyTensor's pullback: a plain graph of U, s, V^T) vs C:
+    of the values alone (the pullback builds an economic svd with U and V^T) and of a cost
+    of all three that does not depend on the columns' signs, for tall, wide and square
+    matrices with distinct values."""
+    x = pt.dmatrix("x")
+    s_only = pt.linalg.svd(x, compute_uv=False)
+    u, s, vt = pt.linalg.svd(x, full_matrices=False)
+    cost_s = (s_only**3).sum()
+    cost = (s**3).sum() + (u**4).sum() + 2 * (vt**4).sum()
+    f, ref = compile_both([x], [cost_s, pytensor.grad(cost_s, x), cost, pytensor.grad(cost, x)])
+    rng = np.random.default_rng(9)
+    for a in [rng.normal(size=(5, 3)), rng.normal(size=(3, 5)), rng.normal(size=(4, 4)), np.array([[2.0]])]:
+        for g, r in zip(f(a), ref(a)):
+            assert_same(g, r, rtol=0, atol=1e-12 * max(1.0, float(np.abs(r).max())))
+
+
 def test_general_pinv():
     """MatrixPinv(hermitian=False) vs C (numpy's pinv through gesdd, rcond 1e-15): tall,
     wide, square, rank deficient (low rank, repeated rows, zero rows), zero, 1x1, empty,
