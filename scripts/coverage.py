@@ -96,9 +96,7 @@ def name_of(c):
 # Ops lowered for some of their forms only: what the table adds to their `yes` (the rest is
 # refused at compile time, by name).
 PARTIAL = {
-    "SVD": "compute_uv=False only",
     "Eigh": "no second matrix",
-    "MatrixPinv": "hermitian=True only",
     "QR": "no pivoting",
     "RandomVariable": "32 distributions, see Limits; our own streams",
 }

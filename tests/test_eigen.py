@@ -164,15 +164,87 @@ def test_singular_values():
     bad = np.eye(3)
     bad[1, 2] = np.nan
     raises_like(f, ref, [bad, bad.astype("float32")])
-    with pytest.raises(NotImplementedError, match="compute_uv"):
-        pytensor.function([x], pt.linalg.svd(x), mode="MLIR")
+    # An infinity without a NaN: gesdd's values are all NaN, no error.
+    bad[1, 2] = -np.inf
+    for g, w in zip(f(bad, bad.astype("float32")), ref(bad, bad.astype("float32"))):
+        assert_same(g, w)
+
+
+def assert_svd(got, want, a, rtol, full):
+    """(U, s, V^T) against numpy's (the C backend's) for `a`: s equal within rounding and
+    descending, U diag(s) V^T = A, U and V^T orthonormal (the completed columns too, all
+    m of U and n of V^T with `full`), and each column numpy's up to sign where its value
+    is distinct and not ~0."""
+    u, s, vt = got
+    ru, rs, rvt = want
+    m, n = a.shape
+    k = min(m, n)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+    size = max(m, n, 1)
+    scale = max(1.0, float(rs.max(initial=0.0)))
+    np.testing.assert_allclose(s, rs, rtol=0, atol=rtol * scale * size)
+    assert np.all(np.diff(s) <= 0), "singular values not descending"
+    np.testing.assert_allclose((u[:, :k] * s) @ vt[:k], a, rtol=0, atol=rtol * scale * size * 4)
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), rtol=0, atol=rtol * size * 4)
+    np.testing.assert_allclose(vt @ vt.T, np.eye(vt.shape[0]), rtol=0, atol=rtol * size * 4)
+    gaps = -np.diff(rs)
+    for j in range(k):
+        distinct = (j == 0 or gaps[j - 1] > 1e-3 * scale) and (j == k - 1 or gaps[j] > 1e-3 * scale)
+        if distinct and rs[j] > 1e-3 * scale:
+            sign = np.sign(u[:, j] @ ru[:, j])
+            np.testing.assert_allclose(sign * u[:, j], ru[:, j], rtol=0, atol=rtol * 1e3 * size)
+            np.testing.assert_allclose(sign * vt[j], rvt[j], rtol=0, atol=rtol * 1e3 * size)
+
+
+def test_singular_vectors():
+    """`svd(compute_uv=True)`, economic and full, vs C (numpy's gesdd): tall, wide, square,
+    1x1, zero, rank-deficient (low rank, repeated rows: U's columns for the zero values
+    completed to an orthonormal basis), empty, float32, a stack through Blockwise; numpy's
+    LinAlgError for a non-finite element."""
+    x, xf, x3 = pt.dmatrix("x"), pt.fmatrix("xf"), pt.dtensor3("x3")
+    outs = [*pt.linalg.svd(x, full_matrices=False), *pt.linalg.svd(x), *pt.linalg.svd(xf, full_matrices=False), *pt.linalg.svd(xf)]
+    outs += pt.linalg.svd(x3, full_matrices=False)
+    f, ref = compile_both([x, xf, x3], outs)
+    assert "SVD" in {type(n.op.core_op if hasattr(n.op, "core_op") else n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+    rng = np.random.default_rng(5)
+    low_rank = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 5))
+    repeated = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [4.0, 5.0, 7.0]])
+    zero_column = rng.normal(size=(4, 3))
+    zero_column[:, 1] = 0.0
+    cases = [rng.normal(size=(7, 3)), rng.normal(size=(3, 7)), rng.normal(size=(5, 5)), np.array([[-2.5]]), np.zeros((3, 2)), np.zeros((2, 3))]
+    cases += [low_rank, low_rank.T, repeated, repeated.T, zero_column, np.ones((1, 4)), np.ones((4, 1)), np.zeros((3, 0)), np.zeros((0, 3))]
+    stack = np.stack([rng.normal(size=(4, 3)), low_rank[:4, :3], np.zeros((4, 3))])
+    for a in cases:
+        kept = a.copy()
+        got, want = f(a, a.astype("float32"), stack), ref(a, a.astype("float32"), stack)
+        np.testing.assert_array_equal(a, kept)
+        for at, rtol, full in [(0, 1e-14, False), (3, 1e-14, True), (6, 2e-6, False), (9, 2e-6, True)]:
+            c = a if rtol < 1e-10 else a.astype("float32").astype(float)
+            assert_svd(got[at : at + 3], want[at : at + 3], c, rtol, full)
+    for i in range(len(stack)):
+        assert_svd([o[i] for o in got[12:]], [o[i] for o in want[12:]], stack[i], 1e-14, False)
+    # NaN: LAPACK's gesdd refuses it, numpy raises LinAlgError (an infinity with it too).
+    for a in [np.array([[1.0, 2.0], [np.nan, 3.0], [4.0, 5.0]]), np.array([[np.inf, np.nan, 1.0]]), np.full((2, 2), np.nan)]:
+        got_e, _ = raises_like(f, ref, [a, a.astype("float32"), stack])
+        assert type(got_e).__name__ == "LinAlgError"
+    # An infinity alone: numpy's values are all NaN, U and V^T partly NaN as LAPACK leaves
+    # them (not reproduced: ours are NaN throughout).
+    for a in [np.array([[1.0, 2.0], [np.inf, 3.0], [4.0, 5.0]]), np.array([[-np.inf, 1.0, 2.0], [0.0, 1.0, np.inf]]), np.array([[np.inf]])]:
+        got, want = f(a, a.astype("float32"), stack), ref(a, a.astype("float32"), stack)
+        for at in range(0, 12, 3):
+            assert_same(got[at + 1], want[at + 1])
+            assert np.isnan(want[at + 1]).all()
+            for o in (0, 2):
+                assert got[at + o].shape == want[at + o].shape and got[at + o].dtype == want[at + o].dtype
+                assert np.isnan(got[at + o]).all()
 
 
 def test_hermitian_pinv():
     """MatrixPinv(hermitian=True) vs C (numpy's pinv through eigh, lower triangle, rcond
     1e-15): well conditioned, exactly rank deficient (zero rows and columns), indefinite,
     a non-symmetric input (only the lower triangle counts), zero, 1x1, empty, float32,
-    non-finite (all NaN, as numpy), not square (LinAlgError); hermitian=False refused."""
+    non-finite (all NaN, as numpy), not square (LinAlgError)."""
     from pytensor.tensor.linalg import pinv
 
     rng = np.random.default_rng(7)
@@ -214,5 +286,63 @@ def test_hermitian_pinv():
     for got, want in zip(fs(stack), refs(stack)):
         assert_same(got, want, rtol=0, atol=1e-11 * max(1.0, float(np.abs(want).max())))
 
-    with pytest.raises(Exception, match="hermitian=False"):
-        pytensor.function([x], pinv(x), mode=f.maker.mode)
+
+def test_svd_gradients():
+    """`pytensor.grad` through svd (PyTensor's pullback: a plain graph of U, s, V^T) vs C:
+    of the values alone (the pullback builds an economic svd with U and V^T) and of a cost
+    of all three that does not depend on the columns' signs, for tall, wide and square
+    matrices with distinct values."""
+    x = pt.dmatrix("x")
+    s_only = pt.linalg.svd(x, compute_uv=False)
+    u, s, vt = pt.linalg.svd(x, full_matrices=False)
+    cost_s = (s_only**3).sum()
+    cost = (s**3).sum() + (u**4).sum() + 2 * (vt**4).sum()
+    f, ref = compile_both([x], [cost_s, pytensor.grad(cost_s, x), cost, pytensor.grad(cost, x)])
+    rng = np.random.default_rng(9)
+    for a in [rng.normal(size=(5, 3)), rng.normal(size=(3, 5)), rng.normal(size=(4, 4)), np.array([[2.0]])]:
+        for g, r in zip(f(a), ref(a)):
+            assert_same(g, r, rtol=0, atol=1e-12 * max(1.0, float(np.abs(r).max())))
+
+
+def test_general_pinv():
+    """MatrixPinv(hermitian=False) vs C (numpy's pinv through gesdd, rcond 1e-15): tall,
+    wide, square, rank deficient (low rank, repeated rows, zero rows), zero, 1x1, empty,
+    float32; NaN raises LinAlgError as numpy; an infinity gives NaN (numpy's is LAPACK's
+    partly NaN U and V^T times zeros, not reproduced); a stack and its gradient."""
+    from pytensor.tensor.linalg import pinv
+
+    rng = np.random.default_rng(8)
+    x, xf = pt.dmatrix("x"), pt.fmatrix("xf")
+    f, ref = compile_both([x, xf], [pinv(x), pinv(xf)])
+    low_rank = rng.normal(size=(7, 3)) @ rng.normal(size=(3, 5))
+    zero_rows = rng.normal(size=(5, 4))
+    zero_rows[[1, 3]] = 0.0
+    cases = [rng.normal(size=(6, 3)), rng.normal(size=(3, 6)), rng.normal(size=(5, 5)), low_rank, low_rank.T, zero_rows, zero_rows.T]
+    cases += [np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [4.0, 5.0, 7.0]]), np.zeros((3, 2)), np.array([[-4.0]]), np.array([[0.0]]), np.zeros((3, 0)), np.zeros((0, 2))]
+    for at, a in enumerate(cases):
+        got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
+        s = np.linalg.svd(a, compute_uv=False)
+        kept = s[s > 1e-15 * s.max(initial=0.0)]
+        cond = kept.max(initial=1.0) / kept.min(initial=1.0)
+        scale = max(1.0, float(np.abs(want[0]).max(initial=0.0)))
+        assert_same(got[0], want[0], rtol=0, atol=1e-15 * cond * scale * max(a.shape), err_msg=repr(a))
+        # float32: the values cut off at 1e-15 max(s) as in float64, so only the full-rank
+        # and the exactly deficient (zero rows) cases compare; numpy's cut keeps float32's
+        # rounding-level values of a low-rank matrix too.
+        if at not in (3, 4, 7):
+            assert_same(got[1], want[1], rtol=0, atol=2e-6 * cond * scale * max(a.shape), err_msg=repr(a))
+    for a in [np.array([[1.0, np.nan], [0.0, 1.0]]), np.array([[np.inf, np.nan, 0.0]])]:
+        got_e, _ = raises_like(f, ref, [a, a.astype("float32")])
+        assert type(got_e).__name__ == "LinAlgError"
+    for a in [np.array([[1.0, np.inf], [0.0, 1.0], [2.0, 3.0]]), np.array([[-np.inf]])]:
+        got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
+        assert got[0].shape == want[0].shape and np.isnan(got[0]).all() and np.isnan(got[1]).all()
+
+    # A stack through Blockwise, and the gradient (PyTensor's pullback: products of X, X^+).
+    s3 = pt.dtensor3("s3")
+    y = pinv(s3)
+    weights = rng.normal(size=(3, 4))
+    fs, refs = compile_both([s3], [y, pytensor.grad((y * weights).sum(), s3)])
+    stack = np.stack([rng.normal(size=(4, 3)), rng.normal(size=(4, 2)) @ rng.normal(size=(2, 3)), np.zeros((4, 3))])
+    for got, want in zip(fs(stack), refs(stack)):
+        assert_same(got, want, rtol=0, atol=1e-12 * max(1.0, float(np.abs(want).max())))

@@ -101,9 +101,10 @@ pub enum Op {
     /// upper triangle) and `Eigvalsh` (the eigenvalues alone).
     Eigh { lower: bool },
     Eigvalsh { lower: bool },
-    /// `SVD`: numpy's svd; only `compute_uv` false (the singular values) is lowered.
-    SVD { compute_uv: bool },
-    /// `MatrixPinv`: numpy's pinv; only `hermitian` true (through the eigen decomposition).
+    /// `SVD`: numpy's svd, (U, s, V^T) with `compute_uv` (square U and V^T with
+    /// `full_matrices`), s alone without.
+    SVD { full_matrices: bool, compute_uv: bool },
+    /// `MatrixPinv`: numpy's pinv (through the eigen decomposition where `hermitian`).
     MatrixPinv { hermitian: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
@@ -691,7 +692,7 @@ impl Op {
             }
             "Eigh" => Ok(Op::Eigh { lower: prop_bool(op, "lower")? }),
             "Eigvalsh" => Ok(Op::Eigvalsh { lower: prop_bool(op, "lower")? }),
-            "SVD" => Ok(Op::SVD { compute_uv: prop_bool(op, "compute_uv")? }),
+            "SVD" => Ok(Op::SVD { full_matrices: prop_bool(op, "full_matrices")?, compute_uv: prop_bool(op, "compute_uv")? }),
             "MatrixPinv" => Ok(Op::MatrixPinv { hermitian: prop_bool(op, "hermitian")? }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;

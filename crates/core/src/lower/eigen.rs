@@ -2,7 +2,7 @@
 //! it, `reduced`): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
 //! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5); and
-//! `SVD`'s singular values by one-sided Jacobi on the same rounds (see `svd`).
+//! `SVD` (values, U and V^T) by one-sided Jacobi on the same rounds (see `svd`).
 //!
 //! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
 //! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
@@ -21,7 +21,9 @@
 //! columns are as the rotations leave them. A non-finite element raises scipy's
 //! `ValueError` (its check_finite, as the C backend calls it).
 
-use super::linalg::{any_not_finite, define, factor, not_positive, operand, substitute, symmetrized, working_type};
+use super::linalg::{any_not_finite, define, factor, nan_if, not_positive, operand, substitute, symmetrized, working_type};
+use super::qr;
+use super::shapes::DimExpr;
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
@@ -60,15 +62,7 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     };
 
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
-    let source = order(b, &n, &eigenvalue, CmpF::Olt)?;
-    let w_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&n));
-    let w = b.linalg_generic(&[], &[w_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let k = g.linalg_index(0);
-        let i = g.tensor_extract(&source, &[k]);
-        let i = g.index_cast(&i, ScalarType::Index);
-        Ok::<_, String>(vec![eigenvalue(g, &i)])
-    })?[0]
-        .clone();
+    let (source, w) = order(b, &n, &eigenvalue, CmpF::Olt, element)?;
     define(cx, b, out_w, &w, vec![d[0]]);
     if vectors {
         let v_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
@@ -90,11 +84,11 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
 /// as numpy's eigh reads it) from the eigen decomposition A = V diag(w) V^T: A^+ =
 /// V diag(1/w) V^T over the w with |w| > 1e-15 max|w| (numpy's default rcond, in either
 /// type), a sum over the eigenvalues per element, so their order does not matter. A
-/// non-finite element makes every element NaN, as numpy's result is. The general case needs
-/// SVD's U, not lowered.
+/// non-finite element makes every element NaN, as numpy's result is. `hermitian` false:
+/// `general_pinv`.
 pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Result<(), String> {
     if !hermitian {
-        return Err("MatrixPinv with hermitian=False (it needs SVD's U and V^T) is not lowered; hermitian=True is".into());
+        return general_pinv(cx, b, node);
     }
     let (x_var, out) = (node.inputs[0], node.outputs[0]);
     let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
@@ -141,6 +135,62 @@ pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Re
     })?[0]
         .clone();
     define(cx, b, out, &p, vec![d[0], d[0]]);
+    Ok(())
+}
+
+/// `MatrixPinv(hermitian=False)`: numpy's pinv, V diag(1/s) U^T over the s > 1e-15 max(s)
+/// (numpy's default rcond, in either type), from one-sided Jacobi (`one_sided`): with
+/// A V = W and U = W / s, A^+[i, j] = sum_k V[i, k] (1/s_k) U[j, k]; for a wide A (A^T V = W)
+/// the same with W's and V's rows swapped. A sum over the values per element, so their
+/// order does not matter, and the values cut off are not used: U needs no completion.
+/// numpy's LinAlgError for a NaN; an infinity makes every element NaN (numpy's is LAPACK's
+/// partly NaN U and V^T times zeros: NaN in places, 0 in others).
+fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+    let (x_var, out) = (node.inputs[0], node.outputs[0]);
+    if cx.graph.ty(x_var).ndim() != 2 {
+        return Err("MatrixPinv of a tensor that is not a matrix".into());
+    }
+    let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element)?;
+    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n, m]);
+    let p = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let largest = g.scf_for(&z, &c, &o, &[zero.clone()], |lp, k, acc| {
+            let s = lp.tensor_extract(&norms, &[k.clone()]);
+            Ok::<_, String>(vec![lp.arith(Arith::MaximumF, &acc[0], &s)])
+        })?[0]
+            .clone();
+        let rcond = g.constant_f64(1e-15, element);
+        let cutoff = g.arith(Arith::MulF, &rcond, &largest);
+        // V's row and W's: (r + i, j) where tall, (r + j, i) where wide.
+        let (vi, vj) = (g.arith(Arith::AddI, &r, &i), g.arith(Arith::AddI, &r, &j));
+        let v_row = g.select(&tall, &vi, &vj);
+        let w_row = g.select(&tall, &j, &i);
+        let sum = g.scf_for(&z, &c, &o, &[zero.clone()], |lp, k, acc| {
+            let s = lp.tensor_extract(&norms, &[k.clone()]);
+            let kept = lp.cmpf(CmpF::Ogt, &s, &cutoff);
+            let v = lp.tensor_extract(&state, &[v_row.clone(), k.clone()]);
+            let w = lp.tensor_extract(&state, &[w_row.clone(), k.clone()]);
+            let one = lp.constant_f64(1.0, element);
+            let inverse = lp.arith(Arith::DivF, &one, &s);
+            let u = lp.arith(Arith::DivF, &w, &s);
+            let scaled = lp.arith(Arith::MulF, &inverse, &u);
+            let term = lp.arith(Arith::MulF, &v, &scaled);
+            let zero = lp.constant_f64(0.0, element);
+            let term = lp.select(&kept, &term, &zero);
+            Ok::<_, String>(vec![lp.arith(Arith::AddF, &acc[0], &term)])
+        })?[0]
+            .clone();
+        Ok::<_, String>(vec![sum])
+    })?[0]
+        .clone();
+    let p = nan_if(b, &p, &infinite)?;
+    let d = cx.dims(x_var);
+    define(cx, b, out, &p, vec![d[1], d[0]]);
     Ok(())
 }
 
@@ -225,11 +275,11 @@ fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: Sc
     Ok(state[0].clone())
 }
 
-/// The position each of the n values `value(k)` comes from in ascending (`before`
-/// `Olt`) or descending (`Ogt`) order, ties by index: each value's rank (how many come
-/// before it), then the source of each rank; an i64 vector (index tensors cannot cross
-/// IREE's dispatches).
-fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, before: CmpF) -> Result<Value, String> {
+/// The n values `value(k)` in ascending (`before` `Olt`) or descending (`Ogt`) order, ties
+/// by index, and the position each comes from: each value's rank (how many come before
+/// it), then the source of each rank, an i64 vector (index tensors cannot cross IREE's
+/// dispatches); the values gathered from it.
+fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, before: CmpF, element: ScalarType) -> Result<(Value, Value), String> {
     let vec_i = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(n));
     let rank = b.linalg_generic(&[], &[vec_i.clone()], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
         let i = g.linalg_index(0);
@@ -261,34 +311,158 @@ fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, 
         Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
     })?[0]
         .clone();
-    Ok(source)
+    let init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(n));
+    let sorted = b.linalg_generic(&[], &[init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let k = g.linalg_index(0);
+        let i = g.tensor_extract(&source, &[k]);
+        let i = g.index_cast(&i, ScalarType::Index);
+        Ok::<_, String>(vec![value(g, &i)])
+    })?[0]
+        .clone();
+    Ok((source, sorted))
 }
 
-/// `SVD(full_matrices, compute_uv)`: with `compute_uv` false, numpy's singular values
-/// (descending) by one-sided Jacobi (Hestenes): W = A (A^T if wide, the same values) has
-/// its columns rotated pairwise until orthogonal, in the round-robin order and number of
-/// sweeps of `eigh`; the values are W's column norms. U and V^T (`compute_uv`) are not
-/// lowered: a rank-deficient A needs U's columns completed to an orthonormal basis.
-pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Result<(), String> {
-    if compute_uv {
-        return Err("SVD with compute_uv=True (U and V^T) is not lowered; the singular values alone (compute_uv=False) are".into());
-    }
+/// `SVD(full_matrices, compute_uv)`: numpy's singular values, descending, by one-sided
+/// Jacobi (`one_sided`): A V = W with W's columns orthogonal, the values their norms, V's
+/// columns the right singular vectors and U's W's columns over their norms (for a wide A,
+/// the same of A^T, U and V swapped). U's columns where a value is 0, and the m - k beyond
+/// with `full_matrices`, complete an orthonormal basis: Q of the Householder QR
+/// (`qr::reflectors`) of [W_1 / s_1, ..., W_r / s_r, 0, ..., 0] (the zero values come
+/// last in descending order), its column j times the sign of R_jj. Where s_j > 0 that is
+/// W_j / s_j to rounding (the columns are orthonormal already, R = diag(+-1)); where the
+/// column is 0 the reflector is the identity and Q's column is orthogonal to the others.
+/// Signs are as the rotations leave them, not LAPACK's.
+pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, compute_uv: bool) -> Result<(), String> {
     let x_var = node.inputs[0];
-    if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 1 {
+    if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != if compute_uv { 3 } else { 1 } {
         return Err("SVD of a tensor that is not a matrix".into());
     }
-    let out_s = node.outputs[0];
+    let out_s = node.outputs[usize::from(compute_uv)];
     let element = working_type(cx.graph.ty(out_s), "SVD")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
-    // numpy's gesdd does not converge on a non-finite element: LinAlgError.
-    let not_finite = any_not_finite(b, &a)?;
-    let failed = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(not_finite, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element)?;
+    let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
+    let (source, sv) = order(b, &c, &norm, CmpF::Ogt, element)?;
+    let d = cx.dims(x_var);
+    let dk = cx.derived(DimExpr::Min(vec![d[0], d[1]]));
+    let s_out = nan_if(b, &sv, &infinite)?;
+    define(cx, b, out_s, &s_out, vec![dk]);
+    if !compute_uv {
+        return Ok(());
+    }
+    let matrix = |b: &mut Block, rows: &Value, columns: &Value| b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), columns.clone()]);
+    let from = |g: &mut Block, k: &Value| {
+        let i = g.tensor_extract(&source, &[k.clone()]);
+        g.index_cast(&i, ScalarType::Index)
+    };
+    // [W_k / s_k] in descending order of s, 0 where s_k = 0.
+    let init = matrix(b, &r, &c);
+    let scaled = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (i, k) = (g.linalg_index(0), g.linalg_index(1));
+        let src = from(g, &k);
+        let w = g.tensor_extract(&state, &[i, src]);
+        let s = g.tensor_extract(&sv, &[k]);
+        let u = g.arith(Arith::DivF, &w, &s);
+        let zero = g.constant_f64(0.0, element);
+        let positive = g.cmpf(CmpF::Ogt, &s, &zero);
+        Ok::<_, String>(vec![g.select(&positive, &u, &zero)])
+    })?[0]
+        .clone();
+    let w = qr::reflectors(cx, b, &scaled, element)?;
+    let columns = if full_matrices { r.clone() } else { c.clone() };
+    let q = qr::accumulate(cx, b, &w, &r, &c, &c, &columns)?;
+    // Q's columns j < c times sign(R_jj) (w's diagonal; read at a clamped index beyond c).
+    let signed = |b: &mut Block, transposed: bool| {
+        let init = if transposed { matrix(b, &columns, &r) } else { matrix(b, &r, &columns) };
+        let (q, w, r, c) = (q.clone(), w.clone(), r.clone(), c.clone());
+        b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], move |g, _| {
+            let (i, j) = (g.linalg_index(usize::from(transposed)), g.linalg_index(usize::from(!transposed)));
+            let v = g.tensor_extract(&q, &[i, j.clone()]);
+            let one = g.constant_index(1);
+            let last = g.arith(Arith::SubI, &r, &one);
+            let (row, column) = (g.arith(Arith::MinUI, &j, &last), g.arith(Arith::MinUI, &j, &c));
+            let rjj = g.tensor_extract(&w, &[row, column]);
+            let zero = g.constant_f64(0.0, element);
+            let negative = g.cmpf(CmpF::Olt, &rjj, &zero);
+            let inside = g.cmpi(CmpI::Ult, &j, &c);
+            let flip = g.arith(Arith::AndI, &negative, &inside);
+            let minus = g.negf(&v);
+            Ok::<_, String>(vec![g.select(&flip, &minus, &v)])
+        })
+        .map(|r| r[0].clone())
+    };
+    let (u_w, u_w_t) = (signed(b, false)?, signed(b, true)?);
+    // V's columns in the values' order, and transposed.
+    let sorted_v = |b: &mut Block, transposed: bool| {
+        let init = matrix(b, &c, &c);
+        b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+            let (i, k) = (g.linalg_index(usize::from(transposed)), g.linalg_index(usize::from(!transposed)));
+            let src = from(g, &k);
+            let row = g.arith(Arith::AddI, &r, &i);
+            Ok::<_, String>(vec![g.tensor_extract(&state, &[row, src])])
+        })
+        .map(|r| r[0].clone())
+    };
+    let (v, v_t) = (sorted_v(b, false)?, sorted_v(b, true)?);
+    // A tall: U from W, V^T from V; wide: the other way round. Each is already the size
+    // its output has; an element is read from the one picked only (the other may be
+    // smaller). Not a host scf.if over the tensors: IREE 3.13 gave its result the
+    // buffer of the first branch's size.
     let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let k = b.arith(Arith::MinUI, &m, &n);
+    let (u_columns, vt_rows) = if full_matrices { (m.clone(), n.clone()) } else { (k.clone(), k) };
+    let u = picked(b, &tall, &u_w, &v, &m, &u_columns)?;
+    let vt = picked(b, &tall, &v_t, &u_w_t, &vt_rows, &n)?;
+    let (u_columns, vt_rows) = if full_matrices { (d[0], d[1]) } else { (dk, dk) };
+    // An infinity: NaN throughout (LAPACK's U and V^T are then partly NaN, partly not).
+    let (u, vt) = (nan_if(b, &u, &infinite)?, nan_if(b, &vt, &infinite)?);
+    define(cx, b, node.outputs[0], &u, vec![d[0], u_columns]);
+    define(cx, b, node.outputs[2], &vt, vec![vt_rows, d[1]]);
+    Ok(())
+}
+
+/// The rows x columns matrix `then` where `cond`, else `otherwise`, each element read from
+/// the one picked.
+fn picked(b: &mut Block, cond: &Value, then: &Value, otherwise: &Value, rows: &Value, columns: &Value) -> Result<Value, String> {
+    let element = then.tensor().element;
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), columns.clone()]);
+    Ok(b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let at = [g.linalg_index(0), g.linalg_index(1)];
+        Ok::<_, String>(g.scf_if(cond, &[element], |t| vec![t.tensor_extract(then, &at)], |e| vec![e.tensor_extract(otherwise, &at)]))
+    })?[0]
+        .clone())
+}
+
+/// One-sided Jacobi's result (`one_sided`).
+struct OneSided {
+    /// [W; V] (r x c over c x c) after the sweeps.
+    state: Value,
+    /// max(m, n) and min(m, n).
+    r: Value,
+    c: Value,
+    /// m >= n: W = A V; else W = A^T V.
+    tall: Value,
+    /// W's column norms (the singular values, in no order).
+    norms: Value,
+    /// Whether A holds an infinity (a rank-0 i8): then gesdd's values are all NaN.
+    infinite: Value,
+}
+
+/// One-sided Jacobi (Hestenes) on W = A (A^T where A is wide, the same values): W's
+/// columns rotated pairwise until orthogonal, in the round-robin order and number of
+/// sweeps of `eigh`, the rotations carried on an identity below it (V). A NaN raises
+/// numpy's LinAlgError (LAPACK's gesdd refuses a NaN norm); an infinity (no NaN) does not
+/// (`infinite`: gesdd scales by it and its values come out NaN).
+fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Result<OneSided, String> {
+    let nan = any_nan(b, a)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(nan, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+    // Past that check, not finite is infinite.
+    let infinite = any_not_finite(b, a)?;
+    let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(a, 1));
     let tall = b.cmpi(CmpI::Uge, &m, &n);
     let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
-    // [W; I]: W = A, or A^T where A is wide; under it the identity (V's rotations are
-    // carried with W's though only the values are returned: one code path with eigh's).
+    // [W; I]: W = A, or A^T where A is wide; under it the identity.
     let rows = b.arith(Arith::AddI, &r, &c);
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows, c.clone()]);
     let rr = r.clone();
@@ -299,7 +473,7 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Re
         let last = g.arith(Arith::SubI, &rr, &o);
         let wi = g.arith(Arith::MinUI, &i, &last);
         let (ai, aj) = (g.select(&tall, &wi, &j), g.select(&tall, &j, &wi));
-        let v = g.tensor_extract(&a, &[ai, aj]);
+        let v = g.tensor_extract(a, &[ai, aj]);
         let vi = g.arith(Arith::SubI, &i, &rr);
         let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
         let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
@@ -308,7 +482,6 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Re
     })?[0]
         .clone();
     let state = sweeps(cx, b, &start, &c, element, false)?;
-    // The column norms, descending.
     let norms_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
     let rr = r.clone();
     let norms = b.linalg_generic(&[], &[norms_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
@@ -322,20 +495,22 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, compute_uv: bool) -> Re
         Ok::<_, String>(vec![g.math(MathUnary::Sqrt, &sum[0])])
     })?[0]
         .clone();
-    let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
-    let source = order(b, &c, &norm, CmpF::Ogt)?;
-    let s_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
-    let sv = b.linalg_generic(&[], &[s_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let k = g.linalg_index(0);
-        let i = g.tensor_extract(&source, &[k]);
-        let i = g.index_cast(&i, ScalarType::Index);
-        Ok::<_, String>(vec![norm(g, &i)])
-    })?[0]
-        .clone();
-    let d = cx.dims(x_var);
-    let k = cx.derived(super::shapes::DimExpr::Min(vec![d[0], d[1]]));
-    define(cx, b, out_s, &sv, vec![k]);
-    Ok(())
+    Ok(OneSided { state, r, c, tall, norms, infinite })
+}
+
+/// Whether any element of the matrix `m` is NaN (a rank-0 `i8`, 1 where so).
+fn any_nan(b: &mut Block, m: &Value) -> Result<Value, String> {
+    let none = b.constant_int(0, ScalarType::I8);
+    let flag = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+    let init = b.linalg_fill(&none, &flag);
+    let maps = [AffineMap::identity(2), super::linalg::map(2, &[])];
+    let r = b.linalg_generic(&[m.clone()], &[init], &maps, &[IteratorType::Reduction; 2], |g, args| {
+        let nan = g.cmpf(CmpF::Uno, &args[0], &args[0]);
+        let (no, yes) = (g.constant_int(0, ScalarType::I8), g.constant_int(1, ScalarType::I8));
+        let flag = g.select(&nan, &yes, &no);
+        Ok::<_, String>(vec![g.arith(Arith::OrI, &flag, &args[1])])
+    })?;
+    Ok(r[0].clone())
 }
 
 /// The (a_pp, a_qq, a_pq) a rotation in the plane (p, q) is computed from.

@@ -431,7 +431,30 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
     cx.refusal = None;
     lower_rule(cx, b, node)?;
     track_int_arith(cx, node);
+    track_int_extreme(cx, node);
     cx.refusal.take().map_or(Ok(()), Err)
+}
+
+/// The least or greatest of a vector of known integers stays known: `min((m, n))` over
+/// `MakeVector(x.shape[0], x.shape[1])`, as SVD's gradient sizes its `eye(k)` (the dims
+/// then equal the SVD's k by a check before the call, not refused as run-time ones).
+fn track_int_extreme(cx: &mut Context, node: &Node) {
+    let Op::CAReduce { reduction, .. } = &node.op else { return };
+    let o = match reduction {
+        crate::ir::Reduction::Min => IntOp::Min,
+        crate::ir::Reduction::Max => IntOp::Max,
+        _ => return,
+    };
+    let (input, out) = (node.inputs[0], node.outputs[0]);
+    if cx.graph.ty(input).ndim() != 1 || cx.graph.ty(out).ndim() != 0 || !cx.graph.ty(out).dtype.is_int() {
+        return;
+    }
+    let Some(values) = cx.int_values(input) else { return };
+    let Some(exprs) = values.iter().map(|&v| int_expr_of(v)).collect::<Option<Vec<_>>>() else { return };
+    let Some(folded) = exprs.into_iter().reduce(|acc, x| IntExpr::Bin(o, Box::new(acc), Box::new(x))) else { return };
+    if let Sym::Int(v) = int_expr(cx, folded) {
+        cx.set_int_values(out, vec![v]);
+    }
 }
 
 /// Integer scalars computed from known dims and constants stay known: sums and
@@ -723,7 +746,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::QR { mode, pivoting } => qr::qr(cx, b, node, *mode, *pivoting),
         Op::Eigh { lower } => eigen::eigh(cx, b, node, *lower, true),
         Op::Eigvalsh { lower } => eigen::eigh(cx, b, node, *lower, false),
-        Op::SVD { compute_uv } => eigen::svd(cx, b, node, *compute_uv),
+        Op::SVD { full_matrices, compute_uv } => eigen::svd(cx, b, node, *full_matrices, *compute_uv),
         Op::MatrixPinv { hermitian } => eigen::pinv(cx, b, node, *hermitian),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),

@@ -37,18 +37,8 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: 
     let k = b.arith(Arith::MinUI, &m, &n);
     let d = cx.dims(x_var);
     let dk = cx.derived(DimExpr::Min(vec![d[0], d[1]]));
-    let one = b.constant_index(1);
-    let width = b.arith(Arith::AddI, &n, &one);
     let zero = IndexArg::Const(0);
-    let w = zeros(b, element, &[m.clone(), width.clone()]);
-    let w = b.tensor_insert_slice(&a, &w, &[zero.clone(), zero.clone()]);
-    let w = cx.loop_start(b, &w)?;
-    let (first, step) = (b.constant_index(0), b.constant_index(1));
-    let (mm, nn) = (m.clone(), n.clone());
-    let w = b.scf_for(&first, &k, &step, std::slice::from_ref(&w), |body, j, args| {
-        Ok::<_, String>(vec![reflect(body, &args[0], j, &mm, &nn)?])
-    })?[0]
-        .clone();
+    let w = reflectors(cx, b, &a, element)?;
     let (r_rows, r_dim) = match mode {
         QrMode::Economic | QrMode::Raw => (k.clone(), dk),
         QrMode::Full | QrMode::R => (m.clone(), d[0]),
@@ -72,6 +62,24 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: 
         }
     }
     Ok(())
+}
+
+/// geqrf's w = [a | tau] (m x (n + 1)) of `a` (m x n) after its min(m, n) reflectors (see
+/// the module comment); Q from it by `accumulate`. SVD's U completes its basis with them.
+pub(super) fn reflectors(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Result<Value, String> {
+    let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(a, 1));
+    let k = b.arith(Arith::MinUI, &m, &n);
+    let one = b.constant_index(1);
+    let width = b.arith(Arith::AddI, &n, &one);
+    let zero = IndexArg::Const(0);
+    let w = zeros(b, element, &[m.clone(), width]);
+    let w = b.tensor_insert_slice(a, &w, &[zero.clone(), zero]);
+    let w = cx.loop_start(b, &w)?;
+    let (first, step) = (b.constant_index(0), b.constant_index(1));
+    Ok(b.scf_for(&first, &k, &step, std::slice::from_ref(&w), |body, j, args| {
+        Ok::<_, String>(vec![reflect(body, &args[0], j, &m, &n)?])
+    })?[0]
+        .clone())
 }
 
 /// A rank-0 tensor holding `v`.
@@ -359,7 +367,7 @@ fn upper(b: &mut Block, w: &Value, rows: &Value, n: &Value, element: ScalarType)
 /// Q's first `columns` columns, H_0 H_1 ... H_{k-1} applied to the identity's, as dorg2r
 /// builds it: reflectors from the last, H_i applied to the columns right of i, then
 /// column i set to H_i's (1 - tau_i at row i, -tau_i v_r below, zeros above).
-fn accumulate(cx: &mut Context, b: &mut Block, w: &Value, m: &Value, n: &Value, k: &Value, columns: &Value) -> Result<Value, String> {
+pub(super) fn accumulate(cx: &mut Context, b: &mut Block, w: &Value, m: &Value, n: &Value, k: &Value, columns: &Value) -> Result<Value, String> {
     let element = w.tensor().element;
     let eye = identity(b, element, m, columns)?;
     let start = cx.loop_start(b, &eye)?;
