@@ -11,8 +11,8 @@
 //! kernels: one computes each index's rotation coefficients, the other every element of
 //! A' = J^T A J and V' = V J from the four elements of A (two of V) its row's and column's
 //! planes touch. A sweep is m - 1 rounds (m = n rounded up to even; an odd n's last slot is a
-//! dummy whose partner rests); the loop in the host program runs a fixed number of sweeps,
-//! past the quadratic convergence (a converged plane's rotation is the identity). A and V
+//! dummy whose partner rests); the loop in the host program runs sweeps until every plane
+//! is diagonal to rounding (`unconverged`, read by the host), at most `SWEEPS`. A and V
 //! travel as one tensor, A's rows over V's (IREE 3.13 mixes up the buffers of a loop
 //! carrying several), started by `Context::loop_start`.
 //!
