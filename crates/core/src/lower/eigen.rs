@@ -11,8 +11,8 @@
 //! kernels: one computes each index's rotation coefficients, the other every element of
 //! A' = J^T A J and V' = V J from the four elements of A (two of V) its row's and column's
 //! planes touch. A sweep is m - 1 rounds (m = n rounded up to even; an odd n's last slot is a
-//! dummy whose partner rests); the loop in the host program runs a fixed number of sweeps,
-//! past the quadratic convergence (a converged plane's rotation is the identity). A and V
+//! dummy whose partner rests); the loop in the host program runs sweeps until every plane
+//! is diagonal to rounding (`unconverged`, read by the host), at most `SWEEPS`. A and V
 //! travel as one tensor, A's rows over V's (IREE 3.13 mixes up the buffers of a loop
 //! carrying several), started by `Context::loop_start`.
 //!
@@ -258,7 +258,9 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
 
 /// The sweeps of rotations on `start` ([A; V] two-sided, [W; V] one-sided) over its `n`
 /// columns, in a loop of the host program started by `Context::loop_start`: m slots (n
-/// rounded up to even), m - 1 rounds a sweep.
+/// rounded up to even), m - 1 rounds a sweep. Before each sweep the host reads whether
+/// any plane still needs a rotation (`unconverged`), and stops where none does, or after
+/// `SWEEPS`.
 fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
     let start = cx.loop_start(b, start)?;
     let (zero, one, two) = (b.constant_index(0), b.constant_index(1), b.constant_index(2));
@@ -266,13 +268,96 @@ fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: Sc
     let m = b.arith(Arith::AddI, n, &odd);
     let m1 = b.arith(Arith::SubI, &m, &one);
     let rounds = b.arith(Arith::MaxSI, &m1, &one);
-    let sweeps = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
-    let total = b.arith(Arith::MulI, &sweeps, &rounds);
-    let state = b.scf_for(&zero, &total, &one, &[start], |body, t, carried| {
-        let round = body.arith(Arith::RemUI, t, &rounds);
-        Ok::<_, String>(vec![rotate(body, &carried[0], n, &m, &round, element, two_sided)?])
+    let most = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    // The closures of scf.while give no Result: the first error is kept here.
+    // The sizes of the tensor scf.while carries, tied to it in each region and after:
+    // IREE cannot see them through the loop (tensor.dim left unresolved).
+    let sizes = [b.tensor_dim(&start, 0), n.clone()];
+    let failed = std::cell::RefCell::new(None);
+    let state = b.scf_while(
+        &[start, zero.clone()],
+        |g, args| {
+            let more = g.cmpi(CmpI::Ult, &args[1], &most);
+            let carried = g.tie_shape(&args[0], &sizes);
+            let flag = match unconverged(g, &carried, n, element, two_sided) {
+                Ok(flag) => g.tensor_extract(&flag, &[]),
+                Err(e) => {
+                    failed.borrow_mut().get_or_insert(e);
+                    g.constant_int(0, ScalarType::I8)
+                }
+            };
+            let none = g.constant_int(0, ScalarType::I8);
+            let rotating = g.cmpi(CmpI::Ne, &flag, &none);
+            g.arith(Arith::AndI, &more, &rotating)
+        },
+        |body, args| {
+            let carried = body.tie_shape(&args[0], &sizes);
+            let r = body.scf_for(&zero, &rounds, &one, std::slice::from_ref(&carried), |inner, round, carried| {
+                Ok::<_, String>(vec![rotate(inner, &carried[0], n, &m, round, element, two_sided)?])
+            });
+            let next = match r {
+                Ok(r) => r[0].clone(),
+                Err(e) => {
+                    failed.borrow_mut().get_or_insert(e);
+                    args[0].clone()
+                }
+            };
+            let one = body.constant_index(1);
+            vec![next, body.arith(Arith::AddI, &args[1], &one)]
+        },
+    );
+    if let Some(e) = failed.into_inner() {
+        return Err(e);
+    }
+    Ok(b.tie_shape(&state[0], &sizes))
+}
+
+/// Whether a rotation of some plane (p, q) of `s` would still change it (a rank-0 i8, 1
+/// where so): |a_pq| > n eps sqrt(|a_pp|) sqrt(|a_qq|) (A's entries two-sided, W's
+/// columns' Gram matrix one-sided: the relative criterion of Demmel & Veselic, which keeps
+/// small values' relative accuracy; n eps: the rounding a sweep leaves). One lane per p
+/// over the q > p, then the lanes' flags folded. NaN counts as converged (no rotation
+/// repairs it).
+fn unconverged(b: &mut Block, s: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
+    let lanes = b.tensor_empty(TensorType::new(vec![None], ScalarType::I8), std::slice::from_ref(n));
+    let rows = b.tensor_dim(s, 0);
+    let per_p = b.linalg_generic(&[], &[lanes], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let p = g.linalg_index(0);
+        let one = g.constant_index(1);
+        let from = g.arith(Arith::AddI, &p, &one);
+        let none = g.constant_int(0, ScalarType::I8);
+        let r = g.scf_for(&from, n, &one, &[none], |lp, q, acc| {
+            let (app, aqq, apq) = if two_sided {
+                let at = |g: &mut Block, x: &Value, y: &Value| g.tensor_extract(s, &[x.clone(), y.clone()]);
+                (at(lp, &p, &p), at(lp, q, q), at(lp, &p, q))
+            } else {
+                column_products(lp, s, &rows, &p, q, element)
+            };
+            let eps = lp.constant_f64(if element == ScalarType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }, element);
+            let count = lp.index_cast(n, ScalarType::I64);
+            let count = lp.cast(crate::mlir::Cast::SIToFP, &count, element);
+            let tol = lp.arith(Arith::MulF, &eps, &count);
+            let (sp, sq) = (lp.math(MathUnary::AbsF, &app), lp.math(MathUnary::AbsF, &aqq));
+            let (sp, sq) = (lp.math(MathUnary::Sqrt, &sp), lp.math(MathUnary::Sqrt, &sq));
+            let bound = lp.arith(Arith::MulF, &sp, &sq);
+            let bound = lp.arith(Arith::MulF, &tol, &bound);
+            let size = lp.math(MathUnary::AbsF, &apq);
+            let off = lp.cmpf(CmpF::Ogt, &size, &bound);
+            let (no, yes) = (lp.constant_int(0, ScalarType::I8), lp.constant_int(1, ScalarType::I8));
+            let flag = lp.select(&off, &yes, &no);
+            Ok::<_, String>(vec![lp.arith(Arith::OrI, &flag, &acc[0])])
+        })?;
+        Ok::<_, String>(vec![r[0].clone()])
+    })?[0]
+        .clone();
+    let none = b.constant_int(0, ScalarType::I8);
+    let flag = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
+    let init = b.linalg_fill(&none, &flag);
+    let maps = [AffineMap::identity(1), super::linalg::map(1, &[])];
+    let r = b.linalg_generic(&[per_p], &[init], &maps, &[IteratorType::Reduction], |g, args| {
+        Ok::<_, String>(vec![g.arith(Arith::OrI, &args[0], &args[1])])
     })?;
-    Ok(state[0].clone())
+    Ok(r[0].clone())
 }
 
 /// The n values `value(k)` in ascending (`before` `Olt`) or descending (`Ogt`) order, ties
