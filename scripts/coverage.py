@@ -96,7 +96,6 @@ def name_of(c):
 # Ops lowered for some of their forms only: what the table adds to their `yes` (the rest is
 # refused at compile time, by name).
 PARTIAL = {
-    "Eigh": "no second matrix",
     "QR": "no pivoting",
     "RandomVariable": "32 distributions, see Limits; our own streams",
 }

@@ -141,6 +141,78 @@ def test_generalized_eigenvalues():
         raises_like(f, ref, [np.eye(2), np.eye(3)])
 
 
+def test_generalized_eigenvectors():
+    """Eigh(a, b) vs C (scipy's eigh with b, sygvd): eigenvalues equal within B's
+    condition, A X = B X diag(w), X^T B X = I (sygvd's normalization), each column
+    scipy's up to sign where the eigenvalues are distinct; lower and upper triangles of
+    non-symmetric inputs; float32; the errors of Eigvalsh(a, b); a Blockwise stack and the
+    gradient of a cost that does not depend on the columns' signs."""
+    rng = np.random.default_rng(12)
+    x, y = pt.dmatrix("x"), pt.dmatrix("y")
+
+    def spd(n, spread):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+        return (q * np.geomspace(1.0, spread, n)) @ q.T
+
+    cases = [
+        (symmetric(rng, 5), spd(5, 10.0)),
+        (symmetric(rng, 6), spd(6, 1e3)),
+        (symmetric(rng, 4), np.diag([1.0, 2.0, 3.0, 4.0])),
+        (symmetric(rng, 3), np.eye(3)),
+        (np.array([[3.0]]), np.array([[2.0]])),
+        (np.zeros((0, 0)), np.zeros((0, 0))),
+    ]
+    for lower in (True, False):
+        f, ref = compile_both([x, y], pt.linalg.eigh(x, y, lower=lower))
+        assert "Eigh" in {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+        triangle, other = (np.tril, lambda m: np.triu(m, 1)) if lower else (np.triu, lambda m: np.tril(m, -1))
+        noisy = (rng.normal(size=(4, 4)), triangle(spd(4, 3.0)) + other(rng.normal(size=(4, 4))))
+        for a, b in cases + [noisy]:
+            (gw, gv), (rw, rv) = f(a, b), ref(a, b)
+            assert gw.dtype == rw.dtype and gv.shape == rv.shape
+            n = len(a)
+            if n == 0:
+                continue
+            full_a = triangle(a) + triangle(a, -1 if lower else 1).T
+            full_b = triangle(b) + triangle(b, -1 if lower else 1).T
+            scale = max(1.0, float(np.abs(rw).max()))
+            tol = 1e-14 * np.linalg.cond(full_b) * n
+            np.testing.assert_allclose(gw, rw, rtol=0, atol=tol * scale)
+            assert np.all(np.diff(gw) >= 0), "eigenvalues not ascending"
+            np.testing.assert_allclose(full_a @ gv, full_b @ gv * gw, rtol=0, atol=tol * scale * np.abs(gv).max() * 4)
+            np.testing.assert_allclose(gv.T @ full_b @ gv, np.eye(n), rtol=0, atol=tol * 4)
+            gaps = np.diff(rw)
+            for k in range(n):
+                if (k == 0 or gaps[k - 1] > 1e-3 * scale) and (k == n - 1 or gaps[k] > 1e-3 * scale):
+                    sign = np.sign(gv[:, k] @ full_b @ rv[:, k])
+                    np.testing.assert_allclose(sign * gv[:, k], rv[:, k], rtol=0, atol=tol * 1e3 * np.abs(rv).max())
+        got_e, _ = raises_like(f, ref, [np.eye(2), -np.eye(2)])
+        assert type(got_e).__name__ == "LinAlgError"
+        raises_like(f, ref, [np.eye(2), np.array([[1.0, 0.0], [0.0, np.nan]])])
+        raises_like(f, ref, [np.array([[1.0, np.inf], [np.inf, 1.0]]), np.eye(2)])
+        raises_like(f, ref, [np.eye(2), np.eye(3)])
+
+    # float32 (eigenvalues within f32 rounding of C's float32 result).
+    xf, yf = pt.fmatrix("xf"), pt.fmatrix("yf")
+    f, ref = compile_both([xf, yf], pt.linalg.eigh(xf, yf))
+    a, b = symmetric(rng, 5, "float32"), spd(5, 10.0).astype("float32")
+    (gw, gv), (rw, rv) = f(a, b), ref(a, b)
+    assert gw.dtype == rw.dtype == np.float32
+    np.testing.assert_allclose(gw, rw, rtol=0, atol=1e-5 * 10 * np.abs(rw).max())
+    np.testing.assert_allclose(gv.T @ b @ gv, np.eye(5), rtol=0, atol=1e-4)
+
+    # A stack of problems, and the gradient through both inputs of a cost that does not
+    # depend on the columns' signs.
+    xs, ys = pt.tensor3("xs"), pt.tensor3("ys")
+    w, v = pt.linalg.eigh(xs, ys)
+    cost = (w**2).sum() + (v**2).sum()
+    f, ref = compile_both([xs, ys], [w, pt.grad(cost, xs), pt.grad(cost, ys)])
+    a = np.stack([symmetric(rng, 4) for _ in range(3)])
+    b = np.stack([spd(4, 5.0) for _ in range(3)])
+    for got, want in zip(f(a, b), ref(a, b)):
+        assert_same(got, want, rtol=1e-9, atol=1e-10)
+
+
 def test_singular_values():
     """`svd(compute_uv=False)` (one-sided Jacobi): numpy's singular values, descending, for
     tall, wide, square, rank-deficient, graded and empty matrices, float32 too; numpy's

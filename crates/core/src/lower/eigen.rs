@@ -1,5 +1,5 @@
-//! `Eigh` and `Eigvalsh` (the standard problem; Eigvalsh's generalized one is reduced to
-//! it, `reduced`): the eigenvalues
+//! `Eigh` and `Eigvalsh` (the standard problem; the generalized one is reduced to it,
+//! `reduced`): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
 //! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5); and
 //! `SVD` (values, U and V^T) by one-sided Jacobi on the same rounds (see `svd`).
@@ -36,9 +36,6 @@ const SWEEPS: (i64, i64) = (12, 8);
 /// false), reading A's lower (`lower`) or upper triangle.
 pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: bool) -> Result<(), String> {
     let what = if vectors { "Eigh" } else { "Eigvalsh" };
-    if node.inputs.len() != 1 && vectors {
-        return Err(format!("{what} of the generalized problem (a second matrix b) is not lowered"));
-    }
     let x_var = node.inputs[0];
     if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 1 + usize::from(vectors) {
         return Err(format!("{what} of a tensor that is not a matrix"));
@@ -54,8 +51,11 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     // element anywhere raises ValueError.
     let not_finite = any_not_finite(b, &a)?;
     cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    // The generalized problem's factor of B, kept for its eigenvectors.
+    let mut factor_of_b = None;
     let (state, n) = if node.inputs.len() == 2 {
-        let c = reduced(cx, b, node, &a, lower, element)?;
+        let (c, t) = reduced(cx, b, node, &a, lower, element, what)?;
+        factor_of_b = Some(t);
         rotated(cx, b, &c, true, element)?
     } else {
         rotated(cx, b, &a, lower, element)?
@@ -75,6 +75,12 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
             Ok::<_, String>(vec![g.tensor_extract(&state, &[row, i])])
         })?[0]
             .clone();
+        // The generalized problem's eigenvectors x = L^-T y from C's y (B = L L^T; L^T
+        // = U for the upper triangle): x^T B x = y^T y = I, sygvd's normalization.
+        let v = match &factor_of_b {
+            Some(t) => substitute(cx, b, t, &v, false, lower, false)?,
+            None => v,
+        };
         define(cx, b, node.outputs[1], &v, vec![d[0], d[0]]);
     }
     Ok(())
@@ -194,20 +200,22 @@ fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Stri
     Ok(())
 }
 
-/// Eigvalsh's generalized problem A x = w B x (B symmetric positive definite, both read
-/// from the `lower` or upper triangle, as sygvd): the standard one C = L^-1 A L^-T with
-/// the same eigenvalues, B = L L^T (L = U^T for the upper triangle). B's checks are
-/// scipy's: ValueError for a non-finite element or another size, LinAlgError where B's
-/// factorization fails (a pivot not positive).
-fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, element: ScalarType) -> Result<Value, String> {
+/// The generalized problem A x = w B x (B symmetric positive definite, both read from
+/// the `lower` or upper triangle, as sygvd) of Eigvalsh or Eigh (`what`): the standard one
+/// C = L^-1 A L^-T with the same eigenvalues, B = L L^T (L = U^T for the upper triangle),
+/// and B's factor (L, or U from the upper triangle). B's checks are scipy's: ValueError
+/// for a non-finite element or another size, LinAlgError where B's factorization fails
+/// (a pivot not positive).
+fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, element: ScalarType, what: &str) -> Result<(Value, Value), String> {
     let b_var = node.inputs[1];
     if cx.graph.ty(b_var).ndim() != 2 {
-        return Err("Eigvalsh with a second matrix b that is not a matrix".into());
+        return Err(format!("{what} with a second matrix b that is not a matrix"));
     }
     let bm = operand(cx, b, b_var, cx.graph.ty(node.outputs[0]).dtype)?;
     let (da, db) = (cx.dims(node.inputs[0]), cx.dims(b_var));
-    cx.require_equal(da[0], db[0], "Eigvalsh (wrong b dimensions)");
-    cx.require_equal(da[0], db[1], "Eigvalsh (wrong b dimensions)");
+    let message = format!("{what} (wrong b dimensions)");
+    cx.require_equal(da[0], db[0], &message);
+    cx.require_equal(da[0], db[1], &message);
     let not_finite = any_not_finite(b, &bm)?;
     cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
     let n = b.tensor_dim(&bm, 0);
@@ -226,7 +234,8 @@ fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool,
         Ok::<_, String>(vec![args[0].clone()])
     })?[0]
         .clone();
-    substitute(cx, b, &t, &xt, true, !lower, false)
+    let c = substitute(cx, b, &t, &xt, true, !lower, false)?;
+    Ok((c, t))
 }
 
 /// The rotated [A; V] of the symmetric matrix read from `a`'s `lower` (or upper) triangle,
