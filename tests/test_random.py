@@ -374,9 +374,12 @@ def test_unsupported_distributions_are_refused_by_name():
     b = ptr.binomial(pt.dscalar("n"), 0.5, rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
         pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
-    m = ptr.choice(np.arange(5), size=(3,), replace=False, rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError):
+    m = ptr.choice(np.arange(6).reshape(3, 2), size=(2,), replace=False, rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="choice_without_replacement"):
         pytensor.function([], m, mode=MLIR)
+    m = ptr.permutation(pt.lscalar("n"), rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="permutation of a range"):
+        pytensor.function([m.owner.inputs[2]], m, mode=MLIR)
 
 
 def test_draws_inside_scan():
@@ -448,3 +451,86 @@ def test_multinomial():
         raises_like(f, ref, list(bad))
     # A sum past 1 in the last probability alone is numpy's business: no error.
     assert f(np.array([5, 5, 5]), np.array([0.2, 0.2, 0.9])).sum(axis=-1).max() == 5
+
+
+def sampler(make, inputs):
+    """One draw per call of `make(rng)` (with the rng updated), MLIR and C functions."""
+    rng = pytensor.shared(np.random.default_rng(41))
+    next_rng, x = make(rng)
+    f = pytensor.function(inputs, x, mode=MLIR, updates={rng: next_rng})
+    ref = pytensor.function(inputs, x, mode=C, updates={rng: next_rng})
+    return f, ref
+
+
+def assert_frequencies(observed, probabilities, name):
+    """A chi-square test of category counts against exact probabilities (p > 1e-3)."""
+    observed, probabilities = np.asarray(observed, dtype=float), np.asarray(probabilities, dtype=float)
+    keep = probabilities > 0
+    assert observed[~keep].sum() == 0, f"{name}: a category of probability 0 was drawn"
+    pvalue = stats.chisquare(observed[keep], probabilities[keep] / probabilities[keep].sum() * observed.sum()).pvalue
+    assert pvalue > 1e-3, f"{name}: chi-square p-value {pvalue}"
+
+
+def test_permutation():
+    """permutation of a vector (float, lengths 0/1/7) and of a constant integer: the same
+    elements as C's draw, dtype and shape; each ordered pair of the first two positions
+    equally likely over 3000 draws; a fresh order per call with the rng updated."""
+    x = pt.dvector("x")
+    f, ref = sampler(lambda rng: ptr.permutation(x, rng=rng, return_next_rng=True), [x])
+    for v in [np.zeros(0), np.array([2.5]), np.array([3.0, -1.0, 0.5, 7.0, 7.0, np.inf, -0.0])]:
+        got, want = f(v), ref(v)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.sort(got), np.sort(v))
+    v = np.arange(5.0)
+    draws = np.array([f(v) for _ in range(3000)])
+    assert len({tuple(d) for d in draws[:20]}) > 15, "the draws do not change from call to call"
+    pairs = np.zeros((5, 5))
+    np.add.at(pairs, (draws[:, 0].astype(int), draws[:, 1].astype(int)), 1)
+    assert_frequencies(pairs.ravel(), (1 - np.eye(5)).ravel(), "permutation's first two positions")
+
+    f, ref = sampler(lambda rng: ptr.permutation(6, rng=rng, return_next_rng=True), [])
+    got, want = f(), ref()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(np.sort(got), np.arange(6))
+
+
+def test_choice_without_replacement():
+    """choice(replace=False) of k distinct elements, without and with weights: vs C's
+    draw in dtype and shape; without weights each ordered pair of the first two equally
+    likely; with weights the first draw has probability p_j and the second
+    sum_i p_i p_j / (1 - p_i) (drawing one after another, as numpy's choice does), never
+    an element of weight 0; numpy's ValueErrors as C raises them."""
+    a, p, k = pt.lvector("a"), pt.dvector("p"), pt.lscalar("k")
+    f, ref = sampler(lambda rng: ptr.choice(a, size=(3,), replace=False, rng=rng, return_next_rng=True), [a])
+    pop = np.array([10, 20, 30, 40, 50, 60])
+    draws = np.array([f(pop) for _ in range(3000)])
+    assert draws.dtype == ref(pop).dtype and draws.shape[1:] == ref(pop).shape
+    assert all(len(set(d)) == 3 for d in draws) and set(draws.ravel()) <= set(pop)
+    pairs = np.zeros((6, 6))
+    np.add.at(pairs, (draws[:, 0] // 10 - 1, draws[:, 1] // 10 - 1), 1)
+    assert_frequencies(pairs.ravel(), (1 - np.eye(6)).ravel(), "choice's first two draws")
+
+    f, ref = sampler(lambda rng: ptr.choice(a, size=(2,), replace=False, p=p, rng=rng, return_next_rng=True), [a, p])
+    w = np.array([0.5, 0.0, 0.25, 0.15, 0.1])
+    draws = np.array([f(np.arange(5), w) for _ in range(4000)])
+    assert all(d[0] != d[1] for d in draws)
+    assert_frequencies(np.bincount(draws[:, 0], minlength=5), w, "weighted choice's first draw")
+    second = np.array([sum(w[i] * w[j] / (1 - w[i]) for i in range(5) if i != j) for j in range(5)])
+    assert_frequencies(np.bincount(draws[:, 1], minlength=5), second, "weighted choice's second draw")
+
+    # Errors: a sample larger than the population, an empty population, and weights that
+    # are negative, NaN, of another length, not summing to 1 or with too few positive.
+    f, ref = sampler(lambda rng: ptr.choice(a, size=(k,), replace=False, rng=rng, return_next_rng=True), [a, k])
+    for args in [(np.arange(3), 4), (np.zeros(0, dtype=np.int64), 1)]:
+        raises_like(f, ref, list(args))
+    for args in [(np.arange(3), 3), (np.arange(3), 0), (np.zeros(0, dtype=np.int64), 0)]:
+        got, want = f(*args), ref(*args)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(np.sort(got), np.sort(want))
+    f, ref = sampler(lambda rng: ptr.choice(a, size=(k,), replace=False, p=p, rng=rng, return_next_rng=True), [a, p, k])
+    pop = np.arange(4)
+    for weights, size in [([0.5, -0.1, 0.3, 0.3], 1), ([0.5, np.nan, 0.25, 0.25], 1), ([0.5, 0.5], 1),
+                          ([0.5, 0.2, 0.2, 0.2], 1), ([0.5, 0.5, 0.0, 0.0], 3), ([0.25] * 4, 5)]:
+        raises_like(f, ref, [pop, np.array(weights), size])
+    got = f(pop, np.array([0.5, 0.5, 0.0, 0.0]), 2)
+    np.testing.assert_array_equal(np.sort(got), [0, 1])

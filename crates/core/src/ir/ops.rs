@@ -809,7 +809,7 @@ impl Op {
                 ScalarOp::parse(op).map(Op::Elemwise)
             }
             // PyTensor's RandomVariable subclasses, by their `name` prop (lower/random.rs).
-            name if name.ends_with("RV") || name == "RandomVariable" => {
+            name if name.ends_with("RV") || name == "RandomVariable" || name == "ChoiceWithoutReplacement" => {
                 super::random::parse(op).map(|(dist, dtype)| Op::RandomVariable { dist, dtype })
             }
             // End of the tensor-ops block.

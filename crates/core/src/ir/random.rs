@@ -73,6 +73,10 @@ pub enum Distribution {
     VonMises,
     /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
     MvNormal,
+    /// `PermutationRV` (lower/random/shuffle.rs).
+    Permutation,
+    /// `ChoiceWithoutReplacement`, with or without weights (lower/random/shuffle.rs).
+    Choice,
 }
 
 impl Distribution {
@@ -111,6 +115,8 @@ impl Distribution {
             "multinomial" => Distribution::Multinomial,
             "beta_binomial" => Distribution::BetaBinomial,
             "gengamma" => Distribution::GenGamma,
+            "permutation" => Distribution::Permutation,
+            "choice_without_replacement" => Distribution::Choice,
             _ => return None,
         })
     }
@@ -144,6 +150,8 @@ impl Distribution {
             Distribution::Dirichlet => "(a)->(a)".into(),
             Distribution::MvNormal => "(n),(n,n)->(n)".into(),
             Distribution::Multinomial => "(),(p)->(p)".into(),
+            Distribution::Permutation => "(x0)->(x0)".into(),
+            Distribution::Choice => "(a0),(1)->(s0)".into(),
             _ => ["()"; 3][..self.arity()].join(",") + "->()",
         }
     }
@@ -156,7 +164,14 @@ pub fn parse(op: &ExportedOp) -> Result<(Distribution, DType), String> {
     let dist = Distribution::from_name(name).ok_or_else(|| format!("RandomVariable {name}: no lowering rule for this distribution"))?;
     let signature = op.props.get("signature").and_then(Value::as_str).ok_or("prop signature is not a string")?;
     let expected = dist.signature();
-    if signature != expected {
+    // A shuffle of a range (an integer x or a) is the other signature lowered; a choice's
+    // weights the other input.
+    let also = match dist {
+        Distribution::Permutation => &["()->(x)"][..],
+        Distribution::Choice => &["(),(1)->(s0)", "(a0),(a0),(1)->(s0)"][..],
+        _ => &[][..],
+    };
+    if signature != expected && !also.contains(&signature) {
         return Err(format!("RandomVariable {name} with signature {signature} (only {expected} is lowered)"));
     }
     if dist == Distribution::MvNormal {

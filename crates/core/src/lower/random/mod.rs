@@ -24,6 +24,7 @@ mod checks;
 mod multinomial;
 mod mv_normal;
 mod philox;
+mod shuffle;
 mod transforms;
 
 use super::scalar::{self, Scalar};
@@ -44,6 +45,11 @@ pub const KEY_WORDS: u64 = 4;
 pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distribution, dtype: DType) -> Result<(), String> {
     let (rng, size, params) = (node.inputs[0], node.inputs[1], &node.inputs[2..]);
     let (next_out, draws_out) = (node.outputs[0], node.outputs[1]);
+    if matches!(dist, Distribution::Permutation | Distribution::Choice) {
+        let out_ty = cx.graph.ty(draws_out).clone();
+        let shuffle = if dist == Distribution::Permutation { shuffle::permutation } else { shuffle::choice };
+        return shuffle(cx, b, node, &out_ty);
+    }
     if params.len() != dist.arity() {
         return Err(format!("{} parameters for a distribution of {}", params.len(), dist.arity()));
     }

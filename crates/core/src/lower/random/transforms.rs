@@ -914,6 +914,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         // multivariate_normal's z (lower/random/mod.rs multiplies by the factor).
         MvNormal => normal(g, m, &uv),
         Multinomial => unreachable!("lowered by lower/random/multinomial.rs"),
+        Permutation | Choice => unreachable!("lowered by lower/random/shuffle.rs"),
         NegativeBinomial => {
             // A Poisson of mean G(n) (1 - p) / p.
             let x = standard_gamma(g, m, src, &p[0], 0);
