@@ -368,9 +368,9 @@ def test_parameter_errors_match_the_c_backend():
 
 def test_unsupported_distributions_are_refused_by_name():
     rng = pytensor.shared(np.random.default_rng(1))
-    x = ptr.hypergeometric(5, 4, 3, size=(4,), rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="hypergeometric"):
-        pytensor.function([], x, mode=MLIR)
+    x = ptr.hypergeometric(pt.dscalar("good"), 4, 3, size=(4,), rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="hypergeometric with a parameter of dtype float64"):
+        pytensor.function([x.owner.inputs[2]], x, mode=MLIR)
     b = ptr.binomial(pt.dscalar("n"), 0.5, rng=rng, return_next_rng=True)[1]
     with pytest.raises(NotImplementedError, match="binomial with n of dtype float64"):
         pytensor.function([b.owner.inputs[2]], b, mode=MLIR)
@@ -534,3 +534,21 @@ def test_choice_without_replacement():
         raises_like(f, ref, [pop, np.array(weights), size])
     got = f(pop, np.array([0.5, 0.5, 0.0, 0.0]), 2)
     np.testing.assert_array_equal(np.sort(got), [0, 1])
+
+
+def test_hypergeometric():
+    """Chi-square fits against scipy's hypergeom: ball by ball (under 10 drawn from the
+    smaller side) and the ratio-of-uniforms method, with each symmetry (more good than bad
+    balls, a sample past half the urn); an urn of one colour; numpy's ValueErrors as C."""
+    rng = pytensor.shared(np.random.default_rng(43))
+    good, bad, sample = pt.lscalar("good"), pt.lscalar("bad"), pt.lscalar("sample")
+    _, x = ptr.hypergeometric(good, bad, sample, size=(40000,), rng=rng, return_next_rng=True)
+    f = pytensor.function([good, bad, sample], x, mode=MLIR)
+    ref = pytensor.function([good, bad, sample], x, mode=C)
+    assert f(5, 4, 3).dtype == ref(5, 4, 3).dtype
+    for g, b, n in [(5, 4, 3), (40, 7, 42), (50, 60, 30), (1000, 20, 500), (20, 1000, 990), (10**6, 3 * 10**6, 10**5)]:
+        assert_fits(f(g, b, n), stats.hypergeom(g + b, g, n), f"hypergeometric({g}, {b}, {n})")
+    np.testing.assert_array_equal(f(3, 0, 2), 2)
+    np.testing.assert_array_equal(f(0, 5, 5), 0)
+    for args in [(-1, 4, 3), (5, -1, 3), (5, 4, -1), (5, 4, 10), (10**9, 1, 3), (1, 10**9, 3)]:
+        raises_like(f, ref, list(args))

@@ -73,6 +73,7 @@ pub enum Distribution {
     VonMises,
     /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
     MvNormal,
+    HyperGeometric,
     /// `PermutationRV` (lower/random/shuffle.rs).
     Permutation,
     /// `ChoiceWithoutReplacement`, with or without weights (lower/random/shuffle.rs).
@@ -115,6 +116,7 @@ impl Distribution {
             "multinomial" => Distribution::Multinomial,
             "beta_binomial" => Distribution::BetaBinomial,
             "gengamma" => Distribution::GenGamma,
+            "hypergeometric" => Distribution::HyperGeometric,
             "permutation" => Distribution::Permutation,
             "choice_without_replacement" => Distribution::Choice,
             _ => return None,
@@ -126,7 +128,7 @@ impl Distribution {
         use Distribution::*;
         match self {
             Exponential | Bernoulli | Weibull | Geometric | Poisson | Categorical | Dirichlet => 1,
-            Triangular | TruncExpon | StudentT | BetaBinomial | GenGamma => 3,
+            Triangular | TruncExpon | StudentT | BetaBinomial | GenGamma | HyperGeometric => 3,
             _ => 2,
         }
     }

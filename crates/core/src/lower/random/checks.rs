@@ -158,6 +158,21 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
             let q = not_probability(g, &p[1], w);
             or(g, n, q)
         }, Failure::Value, "Domain error in arguments: n must be finite and > 0, p in (0, 1]")],
+        HyperGeometric => vec![
+            (|g, p, w| below(g, &p[0], 0.0, w), Failure::Value, "ngood < 0"),
+            (|g, p, w| below(g, &p[1], 0.0, w), Failure::Value, "nbad < 0"),
+            (|g, p, w| below(g, &p[2], 0.0, w), Failure::Value, "nsample < 0"),
+            (|g, p, w| {
+                let limit = constant(g, 1e9, w);
+                let good = g.cmpf(CmpF::Oge, &p[0], &limit);
+                let bad = g.cmpf(CmpF::Oge, &p[1], &limit);
+                or(g, good, bad)
+            }, Failure::Value, "both ngood and nbad must be less than 1000000000"),
+            (|g, p, _| {
+                let total = g.arith(Arith::AddF, &p[0], &p[1]);
+                g.cmpf(CmpF::Olt, &total, &p[2])
+            }, Failure::Value, "ngood + nbad < nsample"),
+        ],
         Binomial => vec![(|g, p, w| {
             let n = below(g, &p[0], 0.0, w);
             let low = not_at_least(g, &p[1], 0.0, w);

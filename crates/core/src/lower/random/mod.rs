@@ -71,6 +71,12 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
     if let Some(&p) = params.iter().find(|&&p| cx.graph.ty(p).ndim() != batch + core_in) {
         return Err(format!("a parameter of rank {} for draws of rank {rank}", cx.graph.ty(p).ndim()));
     }
+    if dist == Distribution::HyperGeometric {
+        if let Some(&p) = params.iter().find(|&&p| !cx.graph.ty(p).dtype.is_int()) {
+            // numpy truncates float counts; only integer ones are lowered.
+            return Err(format!("RandomVariable hypergeometric with a parameter of dtype {} (integer counts are lowered)", cx.graph.ty(p).dtype));
+        }
+    }
     if matches!(dist, Distribution::Binomial | Distribution::BetaBinomial) && !cx.graph.ty(params[0]).dtype.is_int() {
         // numpy's binomial refuses it at every call ("Cannot cast ... according to the rule 'safe'").
         let name = format!("{dist:?}").to_lowercase();

@@ -497,6 +497,175 @@ pub(super) fn binomial(g: &mut Block, m: &Math, src: &Source, n: &Value, p: &Val
     g.select(&flip, &other, &k)
 }
 
+/// Below this many balls drawn (the smaller of nsample and the balls left behind) a
+/// hypergeometric draw empties the urn ball by ball, as numpy does.
+const HYPERGEOMETRIC_SMALL: f64 = 10.0;
+/// Attempts of the hypergeometric ratio-of-uniforms loop (each accepted with probability
+/// above one half: a draw left undecided after 64 has probability below 1e-19).
+const HRUA_ATTEMPTS: u32 = 64;
+/// Stadlober's constants: 2 sqrt(2 / e) and 3 - 2 sqrt(3 / e).
+const HRUA_D1: f64 = 1.715_527_769_921_413_5;
+const HRUA_D2: f64 = 0.898_916_162_058_898_8;
+
+/// The number of good balls among `sample` drawn without replacement from an urn of `good`
+/// and `bad` (integers in the work type, checked valid). By symmetry it draws the smaller
+/// of the sample and its complement, counting the scarcer colour (`lo` of `total`), then
+/// maps back. Fewer than 10 balls: one uniform per ball, each the scarce colour with
+/// probability (scarce left) / (balls left). Else Stadlober's ratio-of-uniforms method
+/// ("The ratio of uniforms approach for generating discrete random variates", J. Comput.
+/// Appl. Math. 1990), which numpy uses there too: a candidate k = floor(a + h (v - 1/2) / u)
+/// accepted where 2 log u <= log f(k) - log f(mode), f the unnormalized pmf (log-factorials by
+/// our gammaln), with the quick squeezes u (4 - u) - 3 <= T and u (u - T) >= 1.
+fn hypergeometric(g: &mut Block, m: &Math, src: &Source, good: &Value, bad: &Value, sample: &Value) -> Value {
+    let work = m.work;
+    let t = scalar::scalar_type(work);
+    let total = add(g, good, bad);
+    let rest = sub(g, &total, sample);
+    let complement = g.cmpf(CmpF::Olt, &rest, sample);
+    let n = g.select(&complement, &rest, sample);
+    let swap = g.cmpf(CmpF::Ogt, good, bad);
+    let lo = g.select(&swap, bad, good);
+    let hi = g.select(&swap, good, bad);
+    let small_limit = m.c(g, HYPERGEOMETRIC_SMALL);
+    let small = g.cmpf(CmpF::Olt, &n, &small_limit);
+    let x = g.scf_if(
+        &small,
+        &[t],
+        |s| {
+            let (zero_i, zero) = (i32_const(s, 0), m.c(s, 0.0));
+            let r = s.scf_while(
+                &[zero_i, zero.clone(), lo.clone(), total.clone()],
+                |c, st| {
+                    let drawn = c.cast(Cast::SIToFP, &st[0], t);
+                    c.cmpf(CmpF::Olt, &drawn, &n)
+                },
+                |bd, st| {
+                    let blk = block_of(bd, 0, 1, 0, &st[0]);
+                    let [u, _] = src.uniforms(bd, &blk, work);
+                    let share = div(bd, &st[2], &st[3]);
+                    let scarce = bd.cmpf(CmpF::Olt, &u, &share);
+                    let (one, zero) = (m.c(bd, 1.0), m.c(bd, 0.0));
+                    let inc = bd.select(&scarce, &one, &zero);
+                    let count = add(bd, &st[1], &inc);
+                    let left = sub(bd, &st[2], &inc);
+                    let balls = sub(bd, &st[3], &one);
+                    let step = i32_const(bd, 1);
+                    vec![bd.arith(Arith::AddI, &st[0], &step), count, left, balls]
+                },
+            );
+            vec![r[1].clone()]
+        },
+        |l| {
+            let c = |l: &mut Block, x: f64| m.c(l, x);
+            let p = div(l, &lo, &total);
+            let q = div(l, &hi, &total);
+            let mean = mul(l, &n, &p);
+            let half = c(l, 0.5);
+            let a = add(l, &mean, &half);
+            let one = c(l, 1.0);
+            let total1 = sub(l, &total, &one);
+            let spread = sub(l, &total, &n);
+            let var = mul(l, &spread, &n);
+            let var = mul(l, &var, &p);
+            let var = mul(l, &var, &q);
+            let var = div(l, &var, &total1);
+            let var = add(l, &var, &half);
+            let cc = m.f(l, ScalarOp::Sqrt, &var);
+            let (d1, d2) = (c(l, HRUA_D1), c(l, HRUA_D2));
+            let h = mul(l, &d1, &cc);
+            let h = add(l, &h, &d2);
+            // The mode floor((n + 1) (lo + 1) / (total + 2)) and log f there.
+            let two = c(l, 2.0);
+            let n1 = add(l, &n, &one);
+            let lo1 = add(l, &lo, &one);
+            let total2 = add(l, &total, &two);
+            let mode = mul(l, &n1, &lo1);
+            let mode = div(l, &mode, &total2);
+            let mode = l.math(MathUnary::Floor, &mode);
+            let log_f = |l: &mut Block, k: &Value| {
+                let one = m.c(l, 1.0);
+                let terms = [
+                    add(l, k, &one),
+                    {
+                        let d = sub(l, &lo, k);
+                        add(l, &d, &one)
+                    },
+                    {
+                        let d = sub(l, &n, k);
+                        add(l, &d, &one)
+                    },
+                    {
+                        let d = sub(l, &hi, &n);
+                        let d = add(l, &d, k);
+                        add(l, &d, &one)
+                    },
+                ];
+                let mut sum = m.c(l, 0.0);
+                for x in &terms {
+                    let lg = m.f(l, ScalarOp::GammaLn, x);
+                    sum = add(l, &sum, &lg);
+                }
+                sum
+            };
+            let at_mode = log_f(l, &mode);
+            // Candidates at or past min(n, lo) + 1 or a + 16 c are rejected outright.
+            let top = l.arith(Arith::MinimumF, &n, &lo);
+            let top = add(l, &top, &one);
+            let k16 = c(l, 16.0);
+            let far = mul(l, &k16, &cc);
+            let far = add(l, &a, &far);
+            let far = l.math(MathUnary::Floor, &far);
+            let bound = l.arith(Arith::MinimumF, &top, &far);
+            vec![rejection(l, m, HRUA_ATTEMPTS, |g, j| {
+                let blk = block_of(g, 0, 1, 0, j);
+                let [u, v] = src.uniforms(g, &blk, work);
+                // u in (0, 1]: 1 - u of [0, 1).
+                let one = m.c(g, 1.0);
+                let u = sub(g, &one, &u);
+                let half = m.c(g, 0.5);
+                let dv = sub(g, &v, &half);
+                let x = mul(g, &h, &dv);
+                let x = div(g, &x, &u);
+                let x = add(g, &a, &x);
+                let zero = m.c(g, 0.0);
+                let negative = g.cmpf(CmpF::Ult, &x, &zero);
+                let past = g.cmpf(CmpF::Oge, &x, &bound);
+                let outside = g.arith(Arith::OrI, &negative, &past);
+                // Read log f at a clamped k where outside (the candidate is rejected).
+                let k = g.math(MathUnary::Floor, &x);
+                let k = g.select(&outside, &mode, &k);
+                let lf = log_f(g, &k);
+                let tt = sub(g, &at_mode, &lf);
+                let four = m.c(g, 4.0);
+                let three = m.c(g, 3.0);
+                let w = sub(g, &four, &u);
+                let w = mul(g, &u, &w);
+                let w = sub(g, &w, &three);
+                let quick = g.cmpf(CmpF::Ole, &w, &tt);
+                let ut = sub(g, &u, &tt);
+                let ut = mul(g, &u, &ut);
+                let quick_reject = g.cmpf(CmpF::Oge, &ut, &one);
+                let lu = m.f(g, ScalarOp::Log, &u);
+                let two = m.c(g, 2.0);
+                let lu2 = mul(g, &two, &lu);
+                let slow = g.cmpf(CmpF::Ole, &lu2, &tt);
+                let yes = g.constant_int(1, ScalarType::I1);
+                let not_rejected = g.arith(Arith::XOrI, &quick_reject, &yes);
+                let slow = g.arith(Arith::AndI, &not_rejected, &slow);
+                let accepted = g.arith(Arith::OrI, &quick, &slow);
+                let inside = g.arith(Arith::XOrI, &outside, &yes);
+                (g.arith(Arith::AndI, &inside, &accepted), k)
+            })]
+        },
+    )[0]
+        .clone();
+    // Back from the scarce colour and the smaller side of the sample.
+    let flipped = sub(g, &n, &x);
+    let x = g.select(&swap, &flipped, &x);
+    let rest_good = sub(g, good, &x);
+    g.select(&complement, &rest_good, &x)
+}
+
 /// Attempts of the von Mises rejection loop (Best and Fisher: acceptance above 0.65 for
 /// every kappa, so 64 all fail with probability below 1e-29).
 const VON_MISES_ATTEMPTS: u32 = 64;
@@ -907,6 +1076,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         }
         Poisson => poisson(g, m, src, &p[0], 0),
         Binomial => binomial(g, m, src, &p[0], &p[1], 0),
+        HyperGeometric => hypergeometric(g, m, src, &p[0], &p[1], &p[2]),
         Categorical => categorical(g, m, &vectors[0], &u),
         // The log of a gamma of the weight; `normalize_logs` makes the vector.
         Dirichlet => log_standard_gamma(g, m, src, &p[0], 0),
