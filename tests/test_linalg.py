@@ -296,3 +296,28 @@ def test_batched_core_whose_output_size_is_computed():
         values = [rng.normal(size=(batch, n, n)) + 2 * np.eye(n), rng.normal(size=(batch, n))]
         for got, want in zip(f(*values), ref(*values)):
             assert_same(got, want, rtol=1e-9, atol=1e-12)
+
+
+def test_kronecker_products_and_the_direct_discrete_lyapunov_solve():
+    """kron's (m0 m1, n0 n1) dims, spelled inside its inner graph as elements of Shape
+    vectors, are known before the call: kron(A, B) + C with C an input checks there (a
+    mismatch raises as C's backend raises), and solve_discrete_lyapunov(method="direct"),
+    eye(n^2) - kron(A, A), compiles and matches C."""
+    a, bm, c = pt.dmatrix("a"), pt.dmatrix("b"), pt.dmatrix("c")
+    f, ref = compile_both([a, bm, c], pt.linalg.kron(a, bm) + c)
+    rng = np.random.default_rng(5)
+    for (m0, n0), (m1, n1) in [((2, 3), (3, 2)), ((1, 1), (4, 1)), ((0, 2), (3, 3))]:
+        args = [rng.normal(size=(m0, n0)), rng.normal(size=(m1, n1)), rng.normal(size=(m0 * m1, n0 * n1))]
+        assert_same(f(*args), ref(*args))
+    with pytest.raises(Exception) as want:
+        ref(np.ones((2, 3)), np.ones((3, 2)), np.ones((6, 5)))
+    with pytest.raises(want.type):
+        f(np.ones((2, 3)), np.ones((3, 2)), np.ones((6, 5)))
+
+    q = pt.dmatrix("q")
+    f, ref = compile_both([a, q], pt.linalg.solve_discrete_lyapunov(a, q, method="direct"))
+    for n in [1, 3, 6]:
+        av = 0.4 * rng.normal(size=(n, n)) / np.sqrt(n)
+        qv = rng.normal(size=(n, n))
+        qv = qv @ qv.T
+        assert_same(f(av, qv), ref(av, qv), rtol=1e-10, atol=1e-12)

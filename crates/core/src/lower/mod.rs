@@ -432,7 +432,27 @@ fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
     lower_rule(cx, b, node)?;
     track_int_arith(cx, node);
     track_int_extreme(cx, node);
+    track_int_element(cx, node);
     cx.refusal.take().map_or(Ok(()), Err)
+}
+
+/// An element of a vector of known integers at a constant position stays known:
+/// `x.shape[0]` as an unrewritten inner graph spells it, `Subtensor{i}(Shape(x), 0)`
+/// (`KroneckerProduct`'s reshape to (m0 m1, n0 n1)).
+fn track_int_element(cx: &mut Context, node: &Node) {
+    let Op::Subtensor { idx_list } = &node.op else { return };
+    let (input, out) = (node.inputs[0], node.outputs[0]);
+    let ([crate::ir::IdxEntry::Index(p)], 1, 0) = (idx_list.as_slice(), cx.graph.ty(input).ndim(), cx.graph.ty(out).ndim()) else { return };
+    let (Some(values), Some(&at)) = (cx.int_values(input), node.inputs.get(1 + p)) else { return };
+    let Some(index) = cx.int_values(at) else { return };
+    let [IntValue::Const(i)] = index[..] else { return };
+    let len = values.len() as i64;
+    let i = if i < 0 { i + len } else { i };
+    if let Some(&v) = usize::try_from(i).ok().and_then(|i| values.get(i)) {
+        if !matches!(v, IntValue::Unknown) {
+            cx.set_int_values(out, vec![v]);
+        }
+    }
 }
 
 /// The least or greatest of a vector of known integers stays known: `min((m, n))` over
@@ -616,6 +636,10 @@ fn eval_expr(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
 }
 
 fn eval_int(cx: &mut Context, op: &ScalarOp, args: &[Sym]) -> Sym {
+    // x^2 as x * x (`kron` and `solve_discrete_lyapunov` size an `Eye` by sqr(n)).
+    if let (ScalarOp::Sqr, [x]) = (op, args) {
+        return eval_int(cx, &ScalarOp::Mul, &[x.clone(), x.clone()]);
+    }
     match eval_exact(cx, op, args) {
         Sym::Unknown => eval_expr(cx, op, args),
         known => known,
