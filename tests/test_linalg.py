@@ -13,7 +13,7 @@ from pytensor.tensor.linalg import lu_factor
 from pytensor.tensor.linalg.decomposition.lu import pivot_to_permutation
 
 import pytensor_mlir
-from conftest import C, MLIR, assert_same, check, compile_both
+from conftest import C, MLIR, assert_same, check, compile_both, raises_like
 
 FLOATS = ["float64", "float32"]
 SIZES = [1, 2, 5, 17]
@@ -321,3 +321,49 @@ def test_kronecker_products_and_the_direct_discrete_lyapunov_solve():
         qv = rng.normal(size=(n, n))
         qv = qv @ qv.T
         assert_same(f(av, qv), ref(av, qv), rtol=1e-10, atol=1e-12)
+
+
+def test_sylvester_and_lyapunov_solves():
+    """SolveSylvester (its own rule: one dense solve of the Kronecker form) vs C (scipy's
+    Schur and trsyl): solve_sylvester with m != n, solve_continuous_lyapunov and the
+    bilinear solve_discrete_lyapunov, float32, a stack through Blockwise, the gradient;
+    errors as C's for a matrix that is not square or a C of another shape; NaN for NaN
+    input as C."""
+    a, bm, q = pt.dmatrix("a"), pt.dmatrix("b"), pt.dmatrix("q")
+    rng = np.random.default_rng(8)
+
+    def rel_close(got, want, rtol):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=0, atol=rtol * max(1.0, np.abs(want).max(initial=0)))
+
+    syl = compile_both([a, bm, q], pt.linalg.solve_sylvester(a, bm, q))
+    cont = compile_both([a, q], pt.linalg.solve_continuous_lyapunov(a, q))
+    disc = compile_both([a, q], pt.linalg.solve_discrete_lyapunov(a, q, method="bilinear"))
+    for m, n in [(1, 1), (3, 2), (2, 5), (7, 7)]:
+        av, bv = rng.normal(size=(m, m)), rng.normal(size=(n, n))
+        args = [av, bv, rng.normal(size=(m, n))]
+        rel_close(syl[0](*args), syl[1](*args), 1e-11)
+        stable = av - (np.abs(np.linalg.eigvals(av).real).max() + 1) * np.eye(m)
+        qv = rng.normal(size=(m, m))
+        rel_close(cont[0](stable, qv @ qv.T), cont[1](stable, qv @ qv.T), 1e-11)
+        contracting = 0.5 * av / max(1.0, np.abs(np.linalg.eigvals(av)).max())
+        rel_close(disc[0](contracting, qv @ qv.T), disc[1](contracting, qv @ qv.T), 1e-11)
+    f, ref = syl
+    raises_like(f, ref, [np.ones((2, 3)), np.eye(2), np.ones((2, 2))])
+    for args in [[np.array([[np.nan]]), np.eye(1), np.ones((1, 1))], [np.eye(2), np.array([[np.nan]]), np.ones((2, 1))]]:
+        got, want = f(*args), ref(*args)
+        assert np.isnan(want).all() and np.isnan(got).all()
+    raises_like(f, ref, [np.eye(2), np.eye(3), np.ones((3, 2))])
+
+    af, bf, qf = pt.fmatrix("af"), pt.fmatrix("bf"), pt.fmatrix("qf")
+    f, ref = compile_both([af, bf, qf], pt.linalg.solve_sylvester(af, bf, qf))
+    args = [rng.normal(size=(4, 4)).astype("float32"), rng.normal(size=(3, 3)).astype("float32"), rng.normal(size=(4, 3)).astype("float32")]
+    rel_close(f(*args), ref(*args), 1e-4)
+
+    a3, b3, q3 = pt.tensor3("a3"), pt.tensor3("b3"), pt.tensor3("q3")
+    x = pt.linalg.solve_sylvester(a3, b3, q3)
+    cost = (x**2).sum()
+    f, ref = compile_both([a3, b3, q3], [x, *pt.grad(cost, [a3, b3, q3])])
+    args = [rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 2, 2)), rng.normal(size=(2, 3, 2))]
+    for got, want in zip(f(*args), ref(*args)):
+        rel_close(got, want, 1e-9)

@@ -106,6 +106,9 @@ pub enum Op {
     SVD { full_matrices: bool, compute_uv: bool },
     /// `MatrixPinv`: numpy's pinv (through the eigen decomposition where `hermitian`).
     MatrixPinv { hermitian: bool },
+    /// `SolveSylvester(A, B, C)`: X with A X + X B = C (an OpFromGraph lowered by a rule
+    /// of its own: its inner graph's Schur and TRSYL are not lowered).
+    SolveSylvester,
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -694,6 +697,7 @@ impl Op {
             "Eigvalsh" => Ok(Op::Eigvalsh { lower: prop_bool(op, "lower")? }),
             "SVD" => Ok(Op::SVD { full_matrices: prop_bool(op, "full_matrices")?, compute_uv: prop_bool(op, "compute_uv")? }),
             "MatrixPinv" => Ok(Op::MatrixPinv { hermitian: prop_bool(op, "hermitian")? }),
+            "SolveSylvester" => Ok(Op::SolveSylvester),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -862,7 +866,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
     "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
-    "MatrixPinv",
+    "MatrixPinv", "SolveSylvester",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

@@ -22,6 +22,7 @@ mod linalg;
 mod nonzero;
 mod qr;
 mod eigen;
+mod sylvester;
 mod unique;
 mod permute;
 mod pad;
@@ -772,6 +773,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::Eigvalsh { lower } => eigen::eigh(cx, b, node, *lower, false),
         Op::SVD { full_matrices, compute_uv } => eigen::svd(cx, b, node, *full_matrices, *compute_uv),
         Op::MatrixPinv { hermitian } => eigen::pinv(cx, b, node, *hermitian),
+        Op::SolveSylvester => sylvester::solve_sylvester(cx, b, node),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),
