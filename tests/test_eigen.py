@@ -19,6 +19,12 @@ def symmetric(rng, n, dtype="float64"):
     return (a + a.T).astype(dtype)
 
 
+def positive_definite(rng, n, spread):
+    """A random symmetric positive definite matrix with eigenvalues from 1 to `spread`."""
+    q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    return (q * np.geomspace(1.0, spread, n)) @ q.T
+
+
 def assert_eigensystem(w, v, a, w_ref, v_ref, rtol):
     n = a.shape[0]
     scale = max(1.0, float(np.abs(w_ref).max(initial=0.0)))
@@ -113,23 +119,19 @@ def test_generalized_eigenvalues():
     x, y = pt.dmatrix("x"), pt.dmatrix("y")
     fs = [compile_both([x, y], eigvalsh(x, y, lower=lower)) for lower in (True, False)]
 
-    def spd(n, spread):
-        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
-        return (q * np.geomspace(1.0, spread, n)) @ q.T
-
     cases = [
-        (symmetric(rng, 5), spd(5, 10.0)),
-        (symmetric(rng, 6), spd(6, 1e4)),
+        (symmetric(rng, 5), positive_definite(rng, 5, 10.0)),
+        (symmetric(rng, 6), positive_definite(rng, 6, 1e4)),
         (symmetric(rng, 4), np.diag([1.0, 2.0, 3.0, 4.0])),
         (symmetric(rng, 4), np.eye(4)),
-        (np.zeros((3, 3)), spd(3, 5.0)),
+        (np.zeros((3, 3)), positive_definite(rng, 3, 5.0)),
         (np.array([[3.0]]), np.array([[2.0]])),
         (np.zeros((0, 0)), np.zeros((0, 0))),
     ]
     for lower, (f, ref) in zip((True, False), fs):
         # Only the triangle read counts: the other one is noise.
         triangle, other = (np.tril, lambda m: np.triu(m, 1)) if lower else (np.triu, lambda m: np.tril(m, -1))
-        noisy = (rng.normal(size=(4, 4)), triangle(spd(4, 3.0)) + other(rng.normal(size=(4, 4))))
+        noisy = (rng.normal(size=(4, 4)), triangle(positive_definite(rng, 4, 3.0)) + other(rng.normal(size=(4, 4))))
         for a, b in cases + [noisy]:
             got, want = f(a, b), ref(a, b)
             scale = max(1.0, float(np.abs(want).max(initial=0.0)))
@@ -150,13 +152,9 @@ def test_generalized_eigenvectors():
     rng = np.random.default_rng(12)
     x, y = pt.dmatrix("x"), pt.dmatrix("y")
 
-    def spd(n, spread):
-        q, _ = np.linalg.qr(rng.normal(size=(n, n)))
-        return (q * np.geomspace(1.0, spread, n)) @ q.T
-
     cases = [
-        (symmetric(rng, 5), spd(5, 10.0)),
-        (symmetric(rng, 6), spd(6, 1e3)),
+        (symmetric(rng, 5), positive_definite(rng, 5, 10.0)),
+        (symmetric(rng, 6), positive_definite(rng, 6, 1e3)),
         (symmetric(rng, 4), np.diag([1.0, 2.0, 3.0, 4.0])),
         (symmetric(rng, 3), np.eye(3)),
         (np.array([[3.0]]), np.array([[2.0]])),
@@ -166,7 +164,7 @@ def test_generalized_eigenvectors():
         f, ref = compile_both([x, y], pt.linalg.eigh(x, y, lower=lower))
         assert "Eigh" in {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
         triangle, other = (np.tril, lambda m: np.triu(m, 1)) if lower else (np.triu, lambda m: np.tril(m, -1))
-        noisy = (rng.normal(size=(4, 4)), triangle(spd(4, 3.0)) + other(rng.normal(size=(4, 4))))
+        noisy = (rng.normal(size=(4, 4)), triangle(positive_definite(rng, 4, 3.0)) + other(rng.normal(size=(4, 4))))
         for a, b in cases + [noisy]:
             (gw, gv), (rw, rv) = f(a, b), ref(a, b)
             assert gw.dtype == rw.dtype and gv.shape == rv.shape
@@ -195,7 +193,7 @@ def test_generalized_eigenvectors():
     # float32 (eigenvalues within f32 rounding of C's float32 result).
     xf, yf = pt.fmatrix("xf"), pt.fmatrix("yf")
     f, ref = compile_both([xf, yf], pt.linalg.eigh(xf, yf))
-    a, b = symmetric(rng, 5, "float32"), spd(5, 10.0).astype("float32")
+    a, b = symmetric(rng, 5, "float32"), positive_definite(rng, 5, 10.0).astype("float32")
     (gw, gv), (rw, rv) = f(a, b), ref(a, b)
     assert gw.dtype == rw.dtype == np.float32
     np.testing.assert_allclose(gw, rw, rtol=0, atol=1e-5 * 10 * np.abs(rw).max())
@@ -208,7 +206,7 @@ def test_generalized_eigenvectors():
     cost = (w**2).sum() + (v**2).sum()
     f, ref = compile_both([xs, ys], [w, pt.grad(cost, xs), pt.grad(cost, ys)])
     a = np.stack([symmetric(rng, 4) for _ in range(3)])
-    b = np.stack([spd(4, 5.0) for _ in range(3)])
+    b = np.stack([positive_definite(rng, 4, 5.0) for _ in range(3)])
     for got, want in zip(f(a, b), ref(a, b)):
         assert_same(got, want, rtol=1e-9, atol=1e-10)
 
