@@ -577,3 +577,27 @@ def test_random_variables():
     assert stats.kstest(gx, stats.norm(1, 2).cdf).pvalue > 1e-3
     with pytest.raises(ValueError):
         f(np.float32(-1))
+
+
+def test_shuffles_and_hypergeometric_draws():
+    """permutation and choice without replacement (64-bit keys sorted on the device) give
+    the CPU's draws exactly; hypergeometric draws (both methods) have scipy's mean."""
+    from scipy import stats
+
+    rng = pt.random.shared_rng(np.random.default_rng(2))
+    x, k = pt.fvector("x"), pt.lscalar("k")
+    next_rng, perm = rng.permutation(x)
+    next_rng, pick = pt.random.choice(x, size=(k,), replace=False, rng=next_rng, return_next_rng=True)
+    _, h = pt.random.hypergeometric(60, 40, pt.stack([k, 30]), size=(20000, 2), rng=next_rng, return_next_rng=True)
+    f = pytensor.function([x, k], [perm, pick, h], mode=VULKAN)
+    cpu = pytensor.function([x, k], [perm, pick, h], mode=pytensor_mlir.MLIR)
+    v = np.arange(50, dtype=np.float32)
+    got, want = f(v, 5), cpu(v, 5)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    np.testing.assert_array_equal(np.sort(got[0]), v)
+    assert got[2].dtype == np.int64
+    for col, n in [(0, 5), (1, 30)]:
+        mean = stats.hypergeom(100, 60, n).mean()
+        sd = stats.hypergeom(100, 60, n).std() / np.sqrt(20000)
+        assert abs(got[2][:, col].mean() - mean) < 5 * sd
