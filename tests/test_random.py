@@ -262,6 +262,38 @@ def test_multivariate_normal():
         pytensor.function([mean, cov], svd, mode=MLIR)
 
 
+def test_multivariate_normal_with_a_covariance_per_draw():
+    """A stack of covariance matrices: each draw uses its own (the stack's batch dims
+    against size's, a batch dim of length 1 broadcast); sample means and covariances per
+    matrix within 5 standard errors; LinAlgError where any is not positive definite, and
+    a stack of another length raises, as C."""
+    rng = pytensor.shared(np.random.default_rng(29))
+    means, covs = pt.dmatrix("means"), pt.tensor3("covs")
+    _, x = ptr.multivariate_normal(means, covs, size=(30000, 3), rng=rng, return_next_rng=True)
+    one_mean = pt.TensorType("float64", shape=(1, None))("one_mean")
+    _, y = ptr.multivariate_normal(one_mean, covs, rng=rng, return_next_rng=True)
+    f = pytensor.function([means, covs], x, mode=MLIR)
+    ref = pytensor.function([means, covs], x, mode=C)
+    g = pytensor.function([one_mean, covs], y, mode=MLIR)
+    gref = pytensor.function([one_mean, covs], y, mode=C)
+    r = np.random.default_rng(0)
+    stack = np.stack([(lambda a: a @ a.T + (k + 1) * np.eye(2))(r.normal(size=(2, 2))) for k in range(3)])
+    m = np.arange(6.0).reshape(3, 2)
+    got, want = f(m, stack), ref(m, stack)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for k in range(3):
+        se = np.sqrt(np.diag(stack[k]) / 30000)
+        assert (np.abs(got[:, k].mean(axis=0) - m[k]) < 5 * se).all(), k
+        np.testing.assert_allclose(np.cov(got[:, k].T), stack[k], atol=5 * np.sqrt(2 / 30000) * np.abs(stack[k]).max())
+    got, want = g(np.zeros((1, 2)), stack), gref(np.zeros((1, 2)), stack)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    bad = stack.copy()
+    bad[1] = -np.eye(2)
+    err, _ = raises_like(f, ref, [m, bad])
+    assert type(err).__name__ == "LinAlgError"
+    raises_like(f, ref, [m, stack[:2]])
+
+
 def test_parameters_broadcast_against_the_size():
     loc, scale = pt.dvector("loc"), pt.dmatrix("scale")
     rng = pytensor.shared(np.random.default_rng(3))
