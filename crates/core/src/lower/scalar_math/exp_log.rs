@@ -632,19 +632,15 @@ pub fn cosh(b: &mut Block, x: &Value) -> Value {
     f.keep_nan(x, &r)
 }
 
-/// tanh, as fdlibm, from one expm1: -t/(t+2) with t = expm1(-2|x|) below 1,
-/// 1 - 2/(t+2) with t = expm1(2|x|) up to 22 (10 in f32), past which tanh rounds to 1.
-/// Sign of x.
+/// tanh: in float64 as fdlibm, from one expm1: -t/(t+2) with t = expm1(-2|x|) below 1,
+/// 1 - 2/(t+2) with t = expm1(2|x|) up to 22, past which tanh rounds to 1. Sign of x.
+/// float32: `tanh_f32`.
 pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let mut f = F::new(b, x);
     if !f.f64() {
         return tanh_f32(&mut f, x);
     }
     let a = f.abs(x);
-    // f32 below 2^-13: tanh(x) = x (x^3/3 is below half an ulp), computed on 0
-    // (subnormal x made every op on its lane ~100x slower).
-    let tame = f.tame_tiny(&a, 2f64.powi(-13));
-    let a = tame.as_ref().map_or(a, |(v, _)| v.clone());
     let one = f.c(1.0);
     let two = f.c(2.0);
     let below_one = f.cmp(CmpF::Olt, &a, &one);
@@ -658,14 +654,10 @@ pub fn tanh(b: &mut Block, x: &Value) -> Value {
     let q = f.div(&num, &t2);
     let mid = f.sub(&one, &q);
     let r = f.sel(&below_one, &q, &mid);
-    let limit = f.t(22.0, 10.0);
+    let limit = f.c(22.0);
     let beyond = f.cmp(CmpF::Oge, &a, &limit);
     let r = f.sel(&beyond, &one, &r);
     let r = f.keep_nan(x, &r);
-    let r = match tame {
-        Some((_, tiny)) => f.sel(&tiny, x, &r),
-        None => r,
-    };
     f.copysign(&r, x)
 }
 
