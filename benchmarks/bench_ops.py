@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Tensor-op benchmark (issue 4, item 8): mode="MLIR" against NUMBA, JAX and numpy.
+"""Tensor-op benchmark (issue 4, item 8): mode="MLIR" and "MLIR_THREADS" against NUMBA, JAX and numpy.
 
 Rows: a sum over 1e7 float64, a softmax over 1000x1000, a gather ``x[idx]`` and a
 scatter-add ``inc_subtensor(x[idx], v)`` of 1e6 indices, 1024x1024 float64 and float32
@@ -91,6 +91,8 @@ def ratio(a, b):
 def main():
     opts, repeats, min_time = bench_options(__doc__, "smoke run: smaller sizes, fewer repeats")
     peers, notes = bench_peers("numpy")
+    # The threaded CPU mode (local-task: a worker per core) beside the default one.
+    peers.insert(1, "MLIR_THREADS")
     print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
           + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
           + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
@@ -127,17 +129,18 @@ def main():
     print()
     print("Targets (from the issue)" + ("  [--quick: sizes differ from the issue's]" if opts.quick else ""))
     for label, size, t in results:
-        r = ratio(t["MLIR"], t["NUMBA"])
-        if r is None:
-            print(f"  {label} ({size}): n/a")
-            continue
-        line = f"  {label} ({size}): MLIR / NUMBA {fmt_ratio(r)} -> {'MET' if r <= TARGET_VS_NUMBA else 'NOT MET'}"
-        if "matmul" in label:
-            rn = ratio(t["MLIR"], t["numpy"])
-            line += (f"; MLIR / numpy {fmt_ratio(rn)} (within {TARGET_MATMUL_VS_NUMPY}x: "
-                     f"{'MET' if rn <= TARGET_MATMUL_VS_NUMPY else 'NOT MET'})")
-        print(line)
-    notes.append("MLIR runs on IREE's local-sync driver (one thread); numpy's matmul and NUMBA's dot call "
+        for mode in ("MLIR", "MLIR_THREADS"):
+            r = ratio(t[mode], t["NUMBA"])
+            if r is None:
+                print(f"  {label} ({size}), {mode}: n/a")
+                continue
+            line = f"  {label} ({size}): {mode} / NUMBA {fmt_ratio(r)} -> {'MET' if r <= TARGET_VS_NUMBA else 'NOT MET'}"
+            if "matmul" in label:
+                rn = ratio(t[mode], t["numpy"])
+                line += (f"; {mode} / numpy {fmt_ratio(rn)} (within {TARGET_MATMUL_VS_NUMPY}x: "
+                         f"{'MET' if rn <= TARGET_MATMUL_VS_NUMPY else 'NOT MET'})")
+            print(line)
+    notes.append("MLIR runs on IREE's local-sync driver (one thread), MLIR_THREADS on local-task (a worker per core); numpy's matmul and NUMBA's dot call "
                  "OpenBLAS with its own threads.")
     print_notes(notes, t_start)
 

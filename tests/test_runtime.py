@@ -182,3 +182,23 @@ def test_gil_is_released_during_a_call():
     covered = (inside[-1] - inside[0]) if len(inside) > 1 else 0.0
     assert t1 - t0 > 0.02, "the call is too short to tell"
     assert covered > 0.5 * (t1 - t0), f"other thread ran {covered:.4f} s of a {t1 - t0:.4f} s call"
+
+
+def test_threaded_cpu_mode():
+    """mode="MLIR_THREADS" (local-task, the full HAL) gives the C backend's results on
+    work that its workers split: a matmul, reductions, an elementwise chain, a scatter-add;
+    and its bad input raises as in mode="MLIR"."""
+    import pytensor_mlir
+
+    assert pytensor_mlir.MLIR_THREADS.linker.driver == "local-task"
+    a, b, idx, v = pt.dmatrix("a"), pt.dmatrix("b"), pt.lvector("idx"), pt.dvector("v")
+    outs = [a @ b, a.sum(axis=0), (pt.exp(a) * 2 - b).max(axis=1), pt.inc_subtensor(v[idx], 1.0)]
+    f = pytensor.function([a, b, idx, v], outs, mode="MLIR_THREADS")
+    ref = pytensor.function([a, b, idx, v], outs, mode="FAST_RUN")
+    rng = np.random.default_rng(3)
+    for n in [1, 7, 300]:
+        args = [rng.normal(size=(n, n)), rng.normal(size=(n, n)), rng.integers(-n, n, 5 * n), rng.normal(size=n)]
+        for got, want in zip(f(*args), ref(*args)):
+            assert_same(got, want, rtol=1e-12, atol=1e-12 * n)
+    with pytest.raises(IndexError):
+        f(np.ones((2, 2)), np.ones((2, 2)), np.array([2]), np.ones(2))

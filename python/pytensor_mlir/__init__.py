@@ -1,6 +1,7 @@
 """pytensor-mlir: an MLIR backend for PyTensor, compiled and run by IREE from a Rust core.
 
-``import pytensor_mlir`` registers ``mode="MLIR"`` (the host CPU) and the GPU modes
+``import pytensor_mlir`` registers ``mode="MLIR"`` (the host CPU, on the calling thread),
+``"MLIR_THREADS"`` (the host CPU on a worker per core) and the GPU modes
 ``"MLIR_VULKAN"``, ``"MLIR_CUDA"`` and ``"MLIR_METAL"``; ``pytensor_mlir.MLIR`` (and
 ``MLIR_VULKAN``, ...) are the same ``Mode`` objects, for ``pytensor.config.mode`` or
 ``pytensor.function(..., mode=...)``. ``mlir_mode(driver, device)`` makes one for a chosen
@@ -10,7 +11,7 @@ device.
 from pytensor_mlir import _core
 from pytensor_mlir._core import IreeRuntimeError, UnsupportedDtypeError
 from pytensor_mlir.linker import CompiledModule, CompileOnlyLinker, MLIRLinker
-from pytensor_mlir.mode import MLIR, MLIR_CUDA, MLIR_METAL, MLIR_VULKAN, mlir_mode
+from pytensor_mlir.mode import MLIR, MLIR_CUDA, MLIR_METAL, MLIR_THREADS, MLIR_VULKAN, mlir_mode
 
 
 def compiler_invocations():
@@ -57,6 +58,7 @@ __all__ = [
     "MLIR",
     "MLIR_CUDA",
     "MLIR_METAL",
+    "MLIR_THREADS",
     "MLIR_VULKAN",
     "CompiledModule",
     "CompileOnlyLinker",
