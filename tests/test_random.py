@@ -256,10 +256,27 @@ def test_multivariate_normal():
     # A cov that is not positive definite raises numpy's LinAlgError, as the C backend.
     raises_like(f, ref, [m, -a, np.zeros((5, 3))])
     raises_like(f, ref, [m, np.eye(2), np.zeros((5, 3))])
-    # Only the Cholesky method is lowered.
-    svd = ptr.multivariate_normal(mean, cov, method="svd", rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="method=svd"):
-        pytensor.function([mean, cov], svd, mode=MLIR)
+
+    # numpy's other methods, cov's root by its eigen or singular value decomposition: the
+    # same law; a singular cov drawn from (the zero eigenvalue's rounding taken as 0); for
+    # -I eigh's sqrt gives NaN draws and svd's |w| finite ones, as C; LinAlgError for a
+    # NaN cov.
+    for method in ["eigh", "svd"]:
+        z = ptr.multivariate_normal(mean, cov, size=(40000,), method=method, rng=rng, return_next_rng=True)[1]
+        f, ref = pytensor.function([mean, cov], z, mode=MLIR), pytensor.function([mean, cov], z, mode=C)
+        draws = f(m, a)
+        assert draws.dtype == ref(m, a).dtype and draws.shape == ref(m, a).shape
+        assert (np.abs(draws.mean(axis=0) - m) < 5 * se).all(), method
+        np.testing.assert_allclose(np.cov(draws.T), a, atol=5 * np.sqrt(2 / 40000) * 2, err_msg=method)
+        singular = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 0.0]])
+        draws = f(m, singular)
+        assert np.isfinite(draws).all() and np.isfinite(ref(m, singular)).all(), method
+        np.testing.assert_allclose(np.cov(draws.T), singular, atol=0.05, err_msg=method)
+        got, want = f(m, -np.eye(3)), ref(m, -np.eye(3))
+        assert (np.isnan(got) == np.isnan(want)).all(), method
+        # (C's outcome for an infinity depends on its earlier calls: not compared.)
+        err, _ = raises_like(f, ref, [m, np.full((3, 3), np.nan)])
+        assert type(err).__name__ == "LinAlgError"
 
 
 def test_multivariate_normal_with_a_covariance_per_draw():
@@ -292,6 +309,9 @@ def test_multivariate_normal_with_a_covariance_per_draw():
     err, _ = raises_like(f, ref, [m, bad])
     assert type(err).__name__ == "LinAlgError"
     raises_like(f, ref, [m, stack[:2]])
+    eigh = ptr.multivariate_normal(means, covs, method="eigh", rng=rng, return_next_rng=True)[1]
+    with pytest.raises(NotImplementedError, match="method=eigh and a stack"):
+        pytensor.function([means, covs], eigh, mode=MLIR)
 
 
 def test_parameters_broadcast_against_the_size():

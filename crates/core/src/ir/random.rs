@@ -6,6 +6,14 @@ use crate::dtype::DType;
 use serde_json::Value;
 
 /// The distributions lowered, each with PyTensor's parameters in its order.
+/// How `multivariate_normal` takes the square root of its covariance: numpy's methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MvMethod {
+    Cholesky,
+    Eigh,
+    Svd,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Distribution {
     /// (low, high)
@@ -71,8 +79,9 @@ pub enum Distribution {
     Multinomial,
     /// (mu, kappa): numpy's von Mises, in [-pi, pi].
     VonMises,
-    /// (mean, cov): mean + L z, L the Cholesky factor of cov (method "cholesky").
-    MvNormal,
+    /// (mean, cov): mean + R z, R cov's square root by the method (lower/random/mv_normal.rs).
+    MvNormal(MvMethod),
+    /// (ngood, nbad, nsample), integer counts.
     HyperGeometric,
     /// `PermutationRV` (lower/random/shuffle.rs).
     Permutation,
@@ -111,7 +120,7 @@ impl Distribution {
             "binomial" => Distribution::Binomial,
             "categorical" => Distribution::Categorical,
             "dirichlet" => Distribution::Dirichlet,
-            "multivariate_normal" => Distribution::MvNormal,
+            "multivariate_normal" => Distribution::MvNormal(MvMethod::Cholesky),
             "vonmises" => Distribution::VonMises,
             "multinomial" => Distribution::Multinomial,
             "beta_binomial" => Distribution::BetaBinomial,
@@ -150,7 +159,7 @@ impl Distribution {
         match self {
             Distribution::Categorical => "(p)->()".into(),
             Distribution::Dirichlet => "(a)->(a)".into(),
-            Distribution::MvNormal => "(n),(n,n)->(n)".into(),
+            Distribution::MvNormal(_) => "(n),(n,n)->(n)".into(),
             Distribution::Multinomial => "(),(p)->(p)".into(),
             Distribution::Permutation => "(x0)->(x0)".into(),
             Distribution::Choice => "(a0),(1)->(s0)".into(),
@@ -176,13 +185,16 @@ pub fn parse(op: &ExportedOp) -> Result<(Distribution, DType), String> {
     if signature != expected && !also.contains(&signature) {
         return Err(format!("RandomVariable {name} with signature {signature} (only {expected} is lowered)"));
     }
-    if dist == Distribution::MvNormal {
-        // svd and eigh factor a semidefinite cov too; only the Cholesky factor is lowered.
-        let method = op.props.get("method").and_then(Value::as_str).unwrap_or("?");
-        if method != "cholesky" {
-            return Err(format!("RandomVariable multivariate_normal with method={method} (only cholesky is lowered)"));
-        }
-    }
+    let dist = match dist {
+        // How cov's square root is taken (lower/random/mv_normal.rs).
+        Distribution::MvNormal(_) => match op.props.get("method").and_then(Value::as_str) {
+            Some("cholesky") => Distribution::MvNormal(MvMethod::Cholesky),
+            Some("eigh") => Distribution::MvNormal(MvMethod::Eigh),
+            Some("svd") => Distribution::MvNormal(MvMethod::Svd),
+            other => return Err(format!("RandomVariable multivariate_normal with method={}", other.unwrap_or("?"))),
+        },
+        d => d,
+    };
     let dtype = op.props.get("dtype").and_then(Value::as_str).ok_or("prop dtype is not a string")?;
     let dtype = DType::parse(dtype).ok_or_else(|| format!("unknown dtype {dtype}"))?;
     Ok((dist, dtype))

@@ -86,6 +86,70 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     Ok(())
 }
 
+/// A square root R of the n x n `cov` (R R^T = cov where cov is positive semidefinite), as
+/// PyTensor's multivariate_normal makes it for numpy's methods: "eigh" (`svd` false), V
+/// diag(sqrt(w)) from cov's lower triangle (a NaN column where w < 0, as numpy's sqrt
+/// gives); "svd", U diag(sqrt(s)) = W diag(1/sqrt(s)) from one-sided Jacobi (A V = W, s =
+/// W's column norms; zero columns where s = 0). numpy's LinAlgError for a non-finite cov,
+/// as PyTensor's rng_fn raises. The columns are in no particular order, which does not
+/// change R z's law.
+pub(super) fn covariance_root(cx: &mut Context, b: &mut Block, cov: &Value, svd: bool, element: ScalarType) -> Result<Value, String> {
+    let n = b.tensor_dim(cov, 0);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let maps = [AffineMap::identity(2)];
+    // PyTensor's rng_fn raises numpy's LinAlgError for a non-finite cov, whichever method.
+    let not_finite = any_not_finite(b, cov)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(not_finite, RuntimeCheck { kind: failed, message: "Array must not contain infs or NaNs".into() });
+    let root = if svd {
+        let OneSided { state, norms, .. } = one_sided(cx, b, cov, element)?;
+        let root = b.linalg_generic(&[], &[init], &maps, &[IteratorType::Parallel; 2], |g, _| {
+            let (i, k) = (g.linalg_index(0), g.linalg_index(1));
+            let w = g.tensor_extract(&state, &[i, k.clone()]);
+            let s = g.tensor_extract(&norms, &[k]);
+            let zero = g.constant_f64(0.0, element);
+            let positive = g.cmpf(CmpF::Ogt, &s, &zero);
+            let root = g.math(MathUnary::Sqrt, &s);
+            let r = g.arith(Arith::DivF, &w, &root);
+            Ok::<_, String>(vec![g.select(&positive, &r, &zero)])
+        })?[0]
+            .clone();
+        root
+    } else {
+        let (state, n) = rotated(cx, b, cov, true, element)?;
+        let nn = n.clone();
+        b.linalg_generic(&[], &[init], &maps, &[IteratorType::Parallel; 2], |g, _| {
+            let (i, k) = (g.linalg_index(0), g.linalg_index(1));
+            let row = g.arith(Arith::AddI, &nn, &i);
+            let v = g.tensor_extract(&state, &[row, k.clone()]);
+            let w = g.tensor_extract(&state, &[k.clone(), k]);
+            // A semidefinite cov's zero eigenvalues come out as rounding either side of 0:
+            // those within n eps max|w| of 0 are 0 (LAPACK's happened to be >= 0 on the
+            // singular covariances tried); a negative one past that is NaN, as numpy's sqrt.
+            let (z, o) = (g.constant_index(0), g.constant_index(1));
+            let zero = g.constant_f64(0.0, element);
+            let largest = g.scf_for(&z, &nn, &o, &[zero.clone()], |lp, j, c| {
+                let d = lp.tensor_extract(&state, &[j.clone(), j.clone()]);
+                let size = lp.math(MathUnary::AbsF, &d);
+                Ok::<_, String>(vec![lp.arith(Arith::MaximumF, &c[0], &size)])
+            })?[0]
+                .clone();
+            let n_f = g.index_cast(&nn, ScalarType::I64);
+            let n_f = g.cast(crate::mlir::Cast::SIToFP, &n_f, element);
+            let eps = g.constant_f64(if element == ScalarType::F32 { f32::EPSILON as f64 } else { f64::EPSILON }, element);
+            let tol = g.arith(Arith::MulF, &n_f, &eps);
+            let tol = g.arith(Arith::MulF, &tol, &largest);
+            let size = g.math(MathUnary::AbsF, &w);
+            let rounding = g.cmpf(CmpF::Ole, &size, &tol);
+            let w = g.select(&rounding, &zero, &w);
+            let root = g.math(MathUnary::Sqrt, &w);
+            Ok::<_, String>(vec![g.arith(Arith::MulF, &v, &root)])
+        })?[0]
+            .clone()
+    };
+    Ok(root)
+}
+
 /// `MatrixPinv(hermitian=True)`: numpy's pinv of a symmetric matrix (its lower triangle,
 /// as numpy's eigh reads it) from the eigen decomposition A = V diag(w) V^T: A^+ =
 /// V diag(1/w) V^T over the w with |w| > 1e-15 max|w| (numpy's default rcond, in either

@@ -94,7 +94,7 @@ pub fn checks_of(dist: Distribution) -> Vec<(Check, Failure, &'static str)> {
         // PyTensor's categorical searches the running sums of whatever weights it is given.
         Categorical => vec![],
         // Their checks are their own rules' (lower/random/mod.rs, multinomial.rs).
-        MvNormal | Multinomial | Permutation | Choice => vec![],
+        MvNormal(_) | Multinomial | Permutation | Choice => vec![],
         Gamma | InvGamma => {
             vec![(|g, p, w| {
                 let a = below(g, &p[0], 0.0, w);

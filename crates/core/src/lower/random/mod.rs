@@ -58,8 +58,8 @@ pub fn random_variable(cx: &mut Context, b: &mut Block, node: &Node, dist: Distr
         return Err(format!("draws of type {out_ty:?} from an Op of dtype {dtype}"));
     }
     let rank = out_ty.ndim();
-    if dist == Distribution::MvNormal {
-        return mv_normal::mv_normal(cx, b, node, &out_ty);
+    if let Distribution::MvNormal(method) = dist {
+        return mv_normal::mv_normal(cx, b, node, &out_ty, method);
     }
     if dist == Distribution::Multinomial {
         return multinomial::multinomial(cx, b, node, &out_ty);

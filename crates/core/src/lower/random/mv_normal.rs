@@ -1,18 +1,20 @@
-//! `multivariate_normal(mean, cov)`: mean + L z, as numpy's method "cholesky" draws it.
+//! `multivariate_normal(mean, cov)`: mean + R z, R cov's Cholesky factor (method
+//! "cholesky") or the square root numpy's "eigh" and "svd" methods take.
 
 use super::{broadcast_shape, draw, next_key, size_shape, KEY_WORDS};
-use crate::ir::random::Distribution;
+use crate::ir::random::{Distribution, MvMethod};
 use crate::ir::{Node, TensorType};
 use crate::lower::shapes::Dim;
-use crate::lower::{elemwise, linalg, tensor_type, Context, RuntimeCheck};
+use crate::lower::{eigen, elemwise, linalg, tensor_type, Context, RuntimeCheck};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, IndexArg, IteratorType, ScalarType, TensorType as CoreTensorType, Value};
 
-/// `multivariate_normal(mean, cov)` (numpy's method "cholesky"): mean + L z for standard
-/// normal vectors z, L the lower Cholesky factor of cov (one for every draw, or each
-/// draw's own where cov has batch dims: `batched_factors_times`); a cov that is not
-/// positive definite raises numpy's `LinAlgError`, as `np.linalg.cholesky` in PyTensor's
-/// rng_fn does.
-pub fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorType) -> Result<(), String> {
+/// `multivariate_normal(mean, cov)`: mean + L z for standard normal vectors z, L the lower
+/// Cholesky factor of cov (method "cholesky": one for every draw, or each draw's own
+/// where cov has batch dims, `batched_factors_times`; a cov that is not positive definite
+/// raises numpy's `LinAlgError`, as `np.linalg.cholesky` in PyTensor's rng_fn does), or
+/// the square root of one cov by its eigen or singular value decomposition (methods "eigh"
+/// and "svd": `eigen::covariance_root`).
+pub fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorType, method: MvMethod) -> Result<(), String> {
     let (rng, size, mean, cov) = (node.inputs[0], node.inputs[1], node.inputs[2], node.inputs[3]);
     let rank = out_ty.ndim();
     let batch = rank.checked_sub(1).ok_or("draws of rank 0")?;
@@ -54,22 +56,32 @@ pub fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorTy
     // The factor of the one cov, or (`batched`) of each.
     let c = linalg::operand(cx, b, cov, work)?;
     if batched {
+        if method != MvMethod::Cholesky {
+            let name = if method == MvMethod::Eigh { "eigh" } else { "svd" };
+            return Err(format!("multivariate_normal with method={name} and a stack of covariance matrices (cholesky is lowered for a stack)"));
+        }
         for k in (0..batch).filter(|&k| !cov_ty.broadcastable(k)) {
             cx.require_equal(cov_dims[k], dims[k], "multivariate_normal (cov's batch dims and the draws')");
         }
         let z_ty = TensorType { dtype: work, shape: vec![None; rank] };
-        let (z, _) = draw(b, Distribution::MvNormal, &z_ty, &key, &[], &sizes)?;
+        let (z, _) = draw(b, Distribution::MvNormal(MvMethod::Cholesky), &z_ty, &key, &[], &sizes)?;
         let lz = batched_factors_times(cx, b, &c, &z, &cov_ty, &n, batch, element)?;
         return finish(cx, b, node, out_ty, lz, mean_v, &mean_ty, &sizes, dims, &key);
     }
     let c = if batch > 0 { b.tensor_collapse(&c, &[(0..=batch).collect(), vec![batch + 1]]) } else { c };
-    let l = linalg::factor(cx, b, &c, &n, true)?;
-    let bad = linalg::not_positive(b, &l, &n)?;
-    let failed = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(bad, RuntimeCheck { kind: failed, message: "Matrix is not positive definite".into() });
+    let l = match method {
+        MvMethod::Cholesky => {
+            let l = linalg::factor(cx, b, &c, &n, true)?;
+            let bad = linalg::not_positive(b, &l, &n)?;
+            let failed = cx.exception("numpy.linalg.LinAlgError");
+            cx.add_check(bad, RuntimeCheck { kind: failed, message: "Matrix is not positive definite".into() });
+            l
+        }
+        MvMethod::Eigh | MvMethod::Svd => eigen::covariance_root(cx, b, &c, method == MvMethod::Svd, element)?,
+    };
     // z: standard normals, one per element of the draws.
     let z_ty = TensorType { dtype: work, shape: vec![None; rank] };
-    let (z, _) = draw(b, Distribution::MvNormal, &z_ty, &key, &[], &sizes)?;
+    let (z, _) = draw(b, Distribution::MvNormal(MvMethod::Cholesky), &z_ty, &key, &[], &sizes)?;
     // mean + L z, contracting z's last dim against L's columns.
     let dyn_sizes: Vec<Value> = sizes.clone();
     let zeros = linalg::zeros(b, element, &dyn_sizes);

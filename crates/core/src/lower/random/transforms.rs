@@ -1082,7 +1082,7 @@ pub fn transform(g: &mut Block, m: &Math, dist: Distribution, src: &Source, p: &
         Dirichlet => log_standard_gamma(g, m, src, &p[0], 0),
         VonMises => von_mises(g, m, src, &p[0], &p[1]),
         // multivariate_normal's z (lower/random/mod.rs multiplies by the factor).
-        MvNormal => normal(g, m, &uv),
+        MvNormal(_) => normal(g, m, &uv),
         Multinomial => unreachable!("lowered by lower/random/multinomial.rs"),
         Permutation | Choice => unreachable!("lowered by lower/random/shuffle.rs"),
         NegativeBinomial => {
