@@ -38,7 +38,7 @@ if [[ ! -f $stamp || $(cat "$stamp") != "$deps_hash" ]]; then
   python -m pip install -q --upgrade pip
   # cmake >= 3.26 for IREE's runtime (Debian 12 ships 3.25); maturin builds the wheel.
   python -m pip install -q "cmake>=3.26" "maturin>=1.5,<2"
-  python -m pip install -q "pytensor==3.0.7" "numpy" "iree-base-compiler==3.13.0" "pytest" "scipy" "mpmath"
+  python -m pip install -q "pytensor==3.0.7" "numpy" "iree-base-compiler==3.13.0" "pytest" "pytest-xdist" "scipy" "mpmath"
   if ((want_bench)); then
     python -m pip install -q "iree-base-runtime==3.13.0" "jax[cpu]" || \
       echo "bootstrap: some benchmark peers could not be installed; their rows will be skipped"

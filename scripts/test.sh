@@ -8,4 +8,6 @@ scripts/bootstrap.sh
 source .venv/bin/activate
 # The Rust crates' own tests; the PyO3 crate is tested through pytest.
 cargo test --release -p pytensor-mlir-core -p pytensor-mlir-iree
-python -m pytest tests -q --durations=30 "$@"
+# One pytest worker per core (pytest-xdist): a test's time is mostly IREE compiling its
+# graph on one thread, so the suite scales with the cores; a file's tests stay on one worker.
+python -m pytest tests -q --durations=30 -n auto --dist loadfile "$@"

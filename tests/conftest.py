@@ -5,8 +5,10 @@ import tempfile
 import threading
 
 # A cache of our own, so that tests counting compiler invocations start from nothing and
-# nothing a previous run compiled decides a result. Set before any compile.
-os.environ.setdefault("PYTENSOR_MLIR_CACHE_DIR", tempfile.mkdtemp(prefix="pytensor-mlir-test-cache-"))
+# nothing a previous run compiled decides a result. Set before any compile, and anew in
+# every pytest-xdist worker (a worker inherits the controller's environment): a graph that
+# another worker cached would otherwise load from disk where a test counts a compile.
+os.environ["PYTENSOR_MLIR_CACHE_DIR"] = tempfile.mkdtemp(prefix="pytensor-mlir-test-cache-")
 
 import numpy as np
 import pytensor
