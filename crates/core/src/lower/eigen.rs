@@ -26,7 +26,7 @@ use super::qr;
 use super::shapes::DimExpr;
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
@@ -54,7 +54,7 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     // The generalized problem's factor of B, kept for its eigenvectors.
     let mut factor_of_b = None;
     let (state, n) = if node.inputs.len() == 2 {
-        let (c, t) = reduced(cx, b, node, &a, lower, element, what)?;
+        let (c, t) = reduced(cx, b, node, &a, lower, what)?;
         factor_of_b = Some(t);
         rotated(cx, b, &c, true, element)?
     } else {
@@ -270,7 +270,7 @@ fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Stri
 /// and B's factor (L, or U from the upper triangle). B's checks are scipy's: ValueError
 /// for a non-finite element or another size, LinAlgError where B's factorization fails
 /// (a pivot not positive).
-fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, element: ScalarType, what: &str) -> Result<(Value, Value), String> {
+fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool, what: &str) -> Result<(Value, Value), String> {
     let b_var = node.inputs[1];
     if cx.graph.ty(b_var).ndim() != 2 {
         return Err(format!("{what} with a second matrix b that is not a matrix"));
@@ -292,12 +292,7 @@ fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool,
     let full = symmetrized(b, a, lower)?;
     let x = substitute(cx, b, &t, &full, true, !lower, false)?;
     // X^T = A L^-T (A symmetric), so C = L^-1 X^T.
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
-    let swap = super::linalg::map(2, &[AffineExpr::Dim(1), AffineExpr::Dim(0)]);
-    let xt = b.linalg_generic(&[x], &[init], &[swap, AffineMap::identity(2)], &[IteratorType::Parallel; 2], |_, args| {
-        Ok::<_, String>(vec![args[0].clone()])
-    })?[0]
-        .clone();
+    let xt = super::linalg::transposed(b, &x)?;
     let c = substitute(cx, b, &t, &xt, true, !lower, false)?;
     Ok((c, t))
 }

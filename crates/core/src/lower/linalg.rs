@@ -133,7 +133,7 @@ fn as_matrix(b: &mut Block, v: &Value, len: &Value, as_column: bool) -> Value {
 }
 
 /// `m` (dynamic dims) transposed.
-fn transposed(b: &mut Block, m: &Value) -> Result<Value, String> {
+pub(super) fn transposed(b: &mut Block, m: &Value) -> Result<Value, String> {
     let (rows, cols) = (b.tensor_dim(m, 0), b.tensor_dim(m, 1));
     let init = b.tensor_empty(TensorType::new(vec![None, None], m.tensor().element), &[cols, rows]);
     let maps = [map(2, &[AffineExpr::Dim(1), AffineExpr::Dim(0)]), AffineMap::identity(2)];
