@@ -309,9 +309,41 @@ def test_multivariate_normal_with_a_covariance_per_draw():
     err, _ = raises_like(f, ref, [m, bad])
     assert type(err).__name__ == "LinAlgError"
     raises_like(f, ref, [m, stack[:2]])
-    eigh = ptr.multivariate_normal(means, covs, method="eigh", rng=rng, return_next_rng=True)[1]
-    with pytest.raises(NotImplementedError, match="method=eigh and a stack"):
-        pytensor.function([means, covs], eigh, mode=MLIR)
+
+
+@pytest.mark.parametrize("method", ["eigh", "svd"])
+def test_multivariate_normal_stack_by_eigh_and_svd(method):
+    """methods eigh and svd with a stack of covariance matrices: each draw's sample mean
+    and covariance within 5 standard errors of its own matrix's (one of them singular);
+    -I's NaN draws (eigh) or finite ones (svd) as C's; LinAlgError for a NaN anywhere in
+    the stack, as C raises it."""
+    rng = pytensor.shared(np.random.default_rng(31))
+    means, covs = pt.dmatrix("means"), pt.tensor3("covs")
+    _, x = ptr.multivariate_normal(means, covs, size=(30000, 3), method=method, rng=rng, return_next_rng=True)
+    f = pytensor.function([means, covs], x, mode=MLIR)
+    ref = pytensor.function([means, covs], x, mode=C)
+    r = np.random.default_rng(1)
+    stack = np.stack([(lambda a: a @ a.T + (k + 1) * np.eye(3))(r.normal(size=(3, 3))) for k in range(3)])
+    v = r.normal(size=3)
+    stack[2] = np.outer(v, v)  # singular: rank 1
+    m = np.arange(9.0).reshape(3, 3)
+    got, want = f(m, stack), ref(m, stack)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    for k in range(3):
+        se = np.sqrt(np.diag(stack[k]) / 30000)
+        assert (np.abs(got[:, k].mean(axis=0) - m[k]) < 5 * se + 1e-12).all(), k
+        np.testing.assert_allclose(np.cov(got[:, k].T), stack[k], atol=5 * np.sqrt(2 / 30000) * np.abs(stack[k]).max())
+    # The NaN pattern of the regular and the -I matrix's draws (the singular one's depends
+    # on the sign of LAPACK's rounding of its zero eigenvalues: NaN in C here, where ours
+    # are taken as 0 within n eps max|w|, as the statistics above check).
+    neg = stack.copy()
+    neg[1] = -np.eye(3)
+    got, want = f(m, neg), ref(m, neg)
+    np.testing.assert_array_equal(np.isnan(got[:, :2]), np.isnan(want[:, :2]))
+    bad = stack.copy()
+    bad[2, 1, 1] = np.nan
+    err, _ = raises_like(f, ref, [m, bad])
+    assert type(err).__name__ == "LinAlgError"
 
 
 def test_parameters_broadcast_against_the_size():

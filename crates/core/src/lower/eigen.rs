@@ -94,15 +94,27 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
 /// as PyTensor's rng_fn raises. The columns are in no particular order, which does not
 /// change R z's law.
 pub(super) fn covariance_root(cx: &mut Context, b: &mut Block, cov: &Value, svd: bool, element: ScalarType) -> Result<Value, String> {
-    let n = b.tensor_dim(cov, 0);
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
-    let maps = [AffineMap::identity(2)];
-    // PyTensor's rng_fn raises numpy's LinAlgError for a non-finite cov, whichever method.
+    check_covariance_finite(cx, b, cov)?;
+    covariance_root_of_finite(cx, b, cov, svd, element)
+}
+
+/// PyTensor's rng_fn raises numpy's LinAlgError for a non-finite cov, whichever method:
+/// the check on `cov`, a matrix or a stack of them collapsed to one (rows after rows).
+pub(super) fn check_covariance_finite(cx: &mut Context, b: &mut Block, cov: &Value) -> Result<(), String> {
     let not_finite = any_not_finite(b, cov)?;
     let failed = cx.exception("numpy.linalg.LinAlgError");
     cx.add_check(not_finite, RuntimeCheck { kind: failed, message: "Array must not contain infs or NaNs".into() });
+    Ok(())
+}
+
+/// `covariance_root` of a cov already checked to be finite: no check of its own, so that
+/// it can run in a loop over a stack of covariances.
+pub(super) fn covariance_root_of_finite(cx: &mut Context, b: &mut Block, cov: &Value, svd: bool, element: ScalarType) -> Result<Value, String> {
+    let n = b.tensor_dim(cov, 0);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
+    let maps = [AffineMap::identity(2)];
     let root = if svd {
-        let OneSided { state, norms, .. } = one_sided(cx, b, cov, element)?;
+        let OneSided { state, norms, .. } = one_sided(cx, b, cov, element, false)?;
         let root = b.linalg_generic(&[], &[init], &maps, &[IteratorType::Parallel; 2], |g, _| {
             let (i, k) = (g.linalg_index(0), g.linalg_index(1));
             let w = g.tensor_extract(&state, &[i, k.clone()]);
@@ -222,7 +234,7 @@ fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Stri
     }
     let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
-    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true)?;
     let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n, m]);
     let p = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
@@ -493,7 +505,7 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, co
     let out_s = node.outputs[usize::from(compute_uv)];
     let element = working_type(cx.graph.ty(out_s), "SVD")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
-    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true)?;
     let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
     let (source, sv) = order(b, &c, &norm, CmpF::Ogt, element)?;
     let d = cx.dims(x_var);
@@ -605,11 +617,14 @@ struct OneSided {
 /// columns rotated pairwise until orthogonal, in the round-robin order and number of
 /// sweeps of `eigh`, the rotations carried on an identity below it (V). A NaN raises
 /// numpy's LinAlgError (LAPACK's gesdd refuses a NaN norm); an infinity (no NaN) does not
-/// (`infinite`: gesdd scales by it and its values come out NaN).
-fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Result<OneSided, String> {
-    let nan = any_nan(b, a)?;
-    let failed = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(nan, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+/// (`infinite`: gesdd scales by it and its values come out NaN). `check_nan` false: the
+/// caller has checked A (the check cannot be made in a loop of the host program).
+fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, check_nan: bool) -> Result<OneSided, String> {
+    if check_nan {
+        let nan = any_nan(b, a)?;
+        let failed = cx.exception("numpy.linalg.LinAlgError");
+        cx.add_check(nan, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+    }
     // Past that check, not finite is infinite.
     let infinite = any_not_finite(b, a)?;
     let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(a, 1));

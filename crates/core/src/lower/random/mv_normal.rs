@@ -12,8 +12,8 @@ use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, IndexArg, Ite
 /// Cholesky factor of cov (method "cholesky": one for every draw, or each draw's own
 /// where cov has batch dims, `batched_factors_times`; a cov that is not positive definite
 /// raises numpy's `LinAlgError`, as `np.linalg.cholesky` in PyTensor's rng_fn does), or
-/// the square root of one cov by its eigen or singular value decomposition (methods "eigh"
-/// and "svd": `eigen::covariance_root`).
+/// the square root of cov by its eigen or singular value decomposition (methods "eigh"
+/// and "svd": `eigen::covariance_root`, of one cov or, in the same loop, of each).
 pub fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorType, method: MvMethod) -> Result<(), String> {
     let (rng, size, mean, cov) = (node.inputs[0], node.inputs[1], node.inputs[2], node.inputs[3]);
     let rank = out_ty.ndim();
@@ -56,16 +56,12 @@ pub fn mv_normal(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorTy
     // The factor of the one cov, or (`batched`) of each.
     let c = linalg::operand(cx, b, cov, work)?;
     if batched {
-        if method != MvMethod::Cholesky {
-            let name = if method == MvMethod::Eigh { "eigh" } else { "svd" };
-            return Err(format!("multivariate_normal with method={name} and a stack of covariance matrices (cholesky is lowered for a stack)"));
-        }
         for k in (0..batch).filter(|&k| !cov_ty.broadcastable(k)) {
             cx.require_equal(cov_dims[k], dims[k], "multivariate_normal (cov's batch dims and the draws')");
         }
         let z_ty = TensorType { dtype: work, shape: vec![None; rank] };
         let (z, _) = draw(b, Distribution::MvNormal(MvMethod::Cholesky), &z_ty, &key, &[], &sizes)?;
-        let lz = batched_factors_times(cx, b, &c, &z, &cov_ty, &n, batch, element)?;
+        let lz = batched_factors_times(cx, b, &c, &z, &cov_ty, &n, batch, method, element)?;
         return finish(cx, b, node, out_ty, lz, mean_v, &mean_ty, &sizes, dims, &key);
     }
     let c = if batch > 0 { b.tensor_collapse(&c, &[(0..=batch).collect(), vec![batch + 1]]) } else { c };
@@ -125,13 +121,19 @@ fn finish(cx: &mut Context, b: &mut Block, node: &Node, out_ty: &TensorType, lz:
     Ok(())
 }
 
-/// L_b z for each draw, L_b the lower Cholesky factor of the draw's own covariance matrix
-/// (`c`: batch dims, then n x n; a batch dim of length 1 broadcast): the factors of the
-/// flattened stack of matrices, one after another in a loop of the host program, then one
-/// contraction reading each draw's factor by its flat batch position. numpy's
-/// `LinAlgError` where any is not positive definite, as `np.linalg.cholesky` of the stack.
+/// L_b z for each draw, L_b the square root of the draw's own covariance matrix as
+/// `method` makes it (`c`: batch dims, then n x n; a batch dim of length 1 broadcast): the
+/// roots of the flattened stack of matrices, one after another in a loop of the host
+/// program, then one contraction reading each draw's root by its flat batch position.
+/// numpy's `LinAlgError` where any is not positive definite (cholesky, as
+/// `np.linalg.cholesky` of the stack) or where any element is not finite (eigh, svd: as
+/// PyTensor's rng_fn, checked on the whole stack before the loop).
 #[allow(clippy::too_many_arguments)]
-fn batched_factors_times(cx: &mut Context, b: &mut Block, c: &Value, z: &Value, cov_ty: &TensorType, n: &Value, batch: usize, element: ScalarType) -> Result<Value, String> {
+fn batched_factors_times(cx: &mut Context, b: &mut Block, c: &Value, z: &Value, cov_ty: &TensorType, n: &Value, batch: usize, method: MvMethod, element: ScalarType) -> Result<Value, String> {
+    if method != MvMethod::Cholesky {
+        let rows = b.tensor_collapse(c, &[(0..=batch).collect(), vec![batch + 1]]);
+        eigen::check_covariance_finite(cx, b, &rows)?;
+    }
     let c = b.tensor_collapse(c, &[(0..batch).collect(), vec![batch], vec![batch + 1]]);
     let count = b.tensor_dim(&c, 0);
     let stack = linalg::zeros(b, element, &[count.clone(), n.clone(), n.clone()]);
@@ -142,28 +144,34 @@ fn batched_factors_times(cx: &mut Context, b: &mut Block, c: &Value, z: &Value, 
         let dk = IndexArg::Dyn(k.clone());
         let ck = body.tensor_extract_slice(&c, &[dk.clone(), zero.clone(), zero.clone()], &[one.clone(), dn.clone(), dn.clone()]);
         let ck = body.tensor_collapse(&ck, &[vec![0, 1], vec![2]]);
-        let l = linalg::factor(cx, body, &ck, n, true)?;
+        let l = match method {
+            MvMethod::Cholesky => linalg::factor(cx, body, &ck, n, true)?,
+            MvMethod::Eigh | MvMethod::Svd => eigen::covariance_root_of_finite(cx, body, &ck, method == MvMethod::Svd, element)?,
+        };
         let l = body.tensor_expand(&l, &[vec![0, 1], vec![2]], CoreTensorType::new(vec![Some(1), None, None], element), &[one.clone(), dn.clone(), dn.clone()]);
         Ok::<_, String>(vec![body.tensor_insert_slice(&l, &args[0], &[dk, zero.clone(), zero.clone()])])
     })?[0]
         .clone();
-    // Any pivot of any factor not positive (`factor` keeps such a pivot on the diagonal).
-    let flag = b.tensor_empty(CoreTensorType::new(vec![], ScalarType::I8), &[]);
-    let none = b.constant_int(0, ScalarType::I8);
-    let flag = b.linalg_fill(&none, &flag);
-    let lanes = b.tensor_empty(CoreTensorType::new(vec![None, None], ScalarType::I8), &[count.clone(), n.clone()]);
-    let f = factors.clone();
-    let bad = b.linalg_generic(&[lanes], &[flag], &[AffineMap::identity(2), AffineMap { dims: 2, results: vec![] }], &[IteratorType::Reduction; 2], |g, args| {
-        let (k, i) = (g.linalg_index(0), g.linalg_index(1));
-        let pivot = g.tensor_extract(&f, &[k, i.clone(), i]);
-        let zero = g.constant_f64(0.0, element);
-        let failed = g.cmpf(CmpF::Ole, &pivot, &zero);
-        let failed = g.cast(Cast::ExtUI, &failed, ScalarType::I8);
-        Ok::<_, String>(vec![g.arith(Arith::OrI, &args[1], &failed)])
-    })?[0]
-        .clone();
-    let failed = cx.exception("numpy.linalg.LinAlgError");
-    cx.add_check(bad, RuntimeCheck { kind: failed, message: "Matrix is not positive definite".into() });
+    // Any pivot of any Cholesky factor not positive (`factor` keeps such a pivot on the
+    // diagonal); the other methods' roots have no failure (NaN where an eigenvalue < 0).
+    if method == MvMethod::Cholesky {
+        let flag = b.tensor_empty(CoreTensorType::new(vec![], ScalarType::I8), &[]);
+        let none = b.constant_int(0, ScalarType::I8);
+        let flag = b.linalg_fill(&none, &flag);
+        let lanes = b.tensor_empty(CoreTensorType::new(vec![None, None], ScalarType::I8), &[count.clone(), n.clone()]);
+        let f = factors.clone();
+        let bad = b.linalg_generic(&[lanes], &[flag], &[AffineMap::identity(2), AffineMap { dims: 2, results: vec![] }], &[IteratorType::Reduction; 2], |g, args| {
+            let (k, i) = (g.linalg_index(0), g.linalg_index(1));
+            let pivot = g.tensor_extract(&f, &[k, i.clone(), i]);
+            let zero = g.constant_f64(0.0, element);
+            let failed = g.cmpf(CmpF::Ole, &pivot, &zero);
+            let failed = g.cast(Cast::ExtUI, &failed, ScalarType::I8);
+            Ok::<_, String>(vec![g.arith(Arith::OrI, &args[1], &failed)])
+        })?[0]
+            .clone();
+        let failed = cx.exception("numpy.linalg.LinAlgError");
+        cx.add_check(bad, RuntimeCheck { kind: failed, message: "Matrix is not positive definite".into() });
+    }
     // Row-major strides of the cov's batch dims (0 where one broadcasts).
     let mut strides = vec![b.constant_index(0); batch];
     let mut stride = b.constant_index(1);
