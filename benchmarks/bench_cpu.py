@@ -178,6 +178,44 @@ def bench_peers(reference):
     return ["MLIR", "NUMBA"] + (["JAX"] if HAVE_JAX else []) + [reference], notes
 
 
+def time_graph_rows(rows, peers, notes, min_time, repeats, rtol=1e-9, atol=1e-12):
+    """For rows of (label, size, inputs, outputs, values): each peer's pytensor Function
+    (C: PyTensor's "CVM"), checked against C's result, then timed round-robin. Returns
+    [(label, size, {peer: seconds or None})]; a peer that cannot compile or run a row is
+    n/a there, with a note."""
+    modes = {"C": "CVM"}
+    results = []
+    for label, size, inputs, output, vals in rows:
+        fns, compile_s = {}, {}
+        for peer in peers:
+            t0 = time.perf_counter()
+            try:
+                f = pytensor.function(inputs, output, mode=modes.get(peer, peer))
+            except Exception as e:  # a peer that cannot compile a row is n/a there
+                notes.append(f"{label}: {peer} failed to compile ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+                continue
+            compile_s[peer] = time.perf_counter() - t0
+            call = jax_callable(f) if peer == "JAX" else f
+            own = [np.copy(v) for v in vals]
+            fns[peer] = lambda call=call, own=own: call(*own)
+        want = fns["C"]()
+        want = want if isinstance(want, list) else [want]
+        for peer, fn in list(fns.items()):
+            try:
+                got = fn()
+            except Exception as e:  # JAX traces at the first call: a shape it cannot trace
+                notes.append(f"{label}: {peer} failed at its first call ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+                del fns[peer]
+                continue
+            got = got if isinstance(got, (list, tuple)) else [got]
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(np.asarray(g), w, rtol=rtol, atol=atol, err_msg=f"{label}: {peer} vs C")
+        times = dict.fromkeys(peers) | time_round_robin(fns, min_time, repeats)
+        print(f"  {label} ({size}): timed (compile s: " + ", ".join(f"{p} {c:.1f}" for p, c in compile_s.items()) + ")", flush=True)
+        results.append((label, size, times))
+    return results
+
+
 def print_times_and_ratios(results, peers, first, per_call):
     """The per-call table (`per_call` its title) and MLIR's ratio to each other peer, for
     rows of (label, size, {peer: seconds or None}); `first` names the label column."""

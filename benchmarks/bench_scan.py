@@ -24,7 +24,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, bench_options, bench_peers, jax, jax_callable, print_notes, print_times_and_ratios, time_round_robin  # noqa: E402
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, jax, print_notes, print_times_and_ratios, time_graph_rows  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -75,37 +75,8 @@ def main():
     print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
           + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
           + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
-    modes = {"MLIR": "MLIR", "NUMBA": "NUMBA", "JAX": "JAX", "C": "CVM"}
-    results = []
     t_start = time.perf_counter()
-    for label, size, inputs, output, vals in rows(opts.quick):
-        fns, compile_s = {}, {}
-        for peer in peers:
-            t0 = time.perf_counter()
-            try:
-                f = pytensor.function(inputs, output, mode=modes[peer])
-            except Exception as e:  # a peer that cannot compile a row is n/a there
-                notes.append(f"{label}: {peer} failed to compile ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
-                continue
-            compile_s[peer] = time.perf_counter() - t0
-            call = jax_callable(f) if peer == "JAX" else f
-            own = [np.copy(v) for v in vals]
-            fns[peer] = lambda call=call, own=own: call(*own)
-        want = fns["C"]()
-        want = want if isinstance(want, list) else [want]
-        for peer, fn in list(fns.items()):
-            try:
-                got = fn()
-            except Exception as e:  # JAX traces at the first call: a shape it cannot trace
-                notes.append(f"{label}: {peer} failed at its first call ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
-                del fns[peer]
-                continue
-            got = got if isinstance(got, (list, tuple)) else [got]
-            for g, w in zip(got, want):
-                np.testing.assert_allclose(np.asarray(g), w, rtol=1e-9, atol=1e-12, err_msg=f"{label}: {peer} vs C")
-        times = dict.fromkeys(peers) | time_round_robin(fns, min_time, repeats)
-        print(f"  {label}: timed (compile s: " + ", ".join(f"{p} {c:.1f}" for p, c in compile_s.items()) + ")", flush=True)
-        results.append((label, size, times))
+    results = time_graph_rows(rows(opts.quick), peers, notes, min_time, repeats)
 
     print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")
     print_notes(notes, t_start)

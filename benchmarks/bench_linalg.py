@@ -1,0 +1,78 @@
+#!/usr/bin/env python
+"""Dense linear algebra benchmark: mode="MLIR" against NUMBA, JAX and PyTensor's C backend
+(LAPACK through scipy), at the sizes PyMC models use and beyond.
+
+Rows: a Cholesky factor; a multivariate normal's log-density as PyMC writes it (Cholesky,
+a triangular solve, the log of the factor's diagonal); a general solve (elimination with
+partial pivoting); a determinant; QR's R; the eigenvalues of a symmetric matrix. Every
+peer's result is checked against the C backend's before it is timed. Times are medians
+over repeats, the peers of a row timed round-robin (bench_cpu's helpers). IREE has no
+LAPACK: each of ours is a loop in the host program over the matrix's columns (see the
+README), so the ratios grow with n.
+
+    python benchmarks/bench_linalg.py            # n = 5, 50, 200 (eigenvalues: 5, 50)
+    python benchmarks/bench_linalg.py --quick    # smoke run: n = 5, 50, fewer repeats
+
+A script, not a test: it asserts correctness but never fails on speed.
+"""
+
+import os
+import sys
+import time
+
+import numpy as np
+import pytensor
+import pytensor.tensor as pt
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cpu import HAVE_JAX, bench_options, bench_peers, jax, print_notes, print_times_and_ratios, time_graph_rows  # noqa: E402
+
+import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
+
+
+def spd(rng, n):
+    """A well-conditioned symmetric positive definite n x n matrix."""
+    a = rng.standard_normal((n, n))
+    return a @ a.T / n + np.eye(n)
+
+
+def rows(quick):
+    """(label, size, inputs, outputs, values)."""
+    rng = np.random.default_rng(0)
+    sizes = [5, 50] if quick else [5, 50, 200]
+    A, x, mu = pt.dmatrix("A"), pt.dvector("x"), pt.dvector("mu")
+    L = pt.linalg.cholesky(A)
+    z = pt.linalg.solve_triangular(L, x - mu, lower=True)
+    mvn_logp = -0.5 * (z @ z) - pt.log(pt.diag(L)).sum() - 0.5 * x.shape[0] * np.log(2 * np.pi)
+    graphs = [
+        ("cholesky", [A], L, lambda n: [spd(rng, n)]),
+        ("MvNormal logp", [A, x, mu], mvn_logp, lambda n: [spd(rng, n), rng.standard_normal(n), rng.standard_normal(n)]),
+        ("solve", [A, x], pt.linalg.solve(A, x), lambda n: [rng.standard_normal((n, n)) + n**0.5 * np.eye(n), rng.standard_normal(n)]),
+        ("det", [A], pt.linalg.det(A), lambda n: [rng.standard_normal((n, n)) / n**0.5 + np.eye(n)]),
+        ("QR's R", [A], pt.linalg.qr(A, mode="r"), lambda n: [rng.standard_normal((n, n))]),
+        ("eigvalsh", [A], pt.linalg.eigvalsh(A, None), lambda n: [spd(rng, n)]),
+    ]
+    out = []
+    for label, inputs, output, values in graphs:
+        for n in sizes:
+            if label == "eigvalsh" and n > 50:
+                continue  # cyclic Jacobi: about a second at n = 200
+            out.append((label, f"n = {n}", inputs, output, values(n)))
+    return out
+
+
+def main():
+    opts, repeats, min_time = bench_options(__doc__, "smoke run: n = 5, 50, fewer repeats")
+    peers, notes = bench_peers("C")
+    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
+          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
+          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+    t_start = time.perf_counter()
+    results = time_graph_rows(rows(opts.quick), peers, notes, min_time, repeats, rtol=1e-8, atol=1e-10)
+    print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")
+    notes.append("C and NUMBA call LAPACK (OpenBLAS, with threads of its own); MLIR runs on one thread.")
+    print_notes(notes, t_start)
+
+
+if __name__ == "__main__":
+    main()
