@@ -10,4 +10,11 @@ source .venv/bin/activate
 cargo test --release -p pytensor-mlir-core -p pytensor-mlir-iree
 # One pytest worker per core (pytest-xdist): a test's time is mostly IREE compiling its
 # graph on one thread, so the suite scales with the cores; a file's tests stay on one worker.
-python -m pytest tests -q --durations=30 -n auto --dist loadfile "$@"
+# test_vulkan.py then runs alone: its lavapipe device (a software GPU on the same cores)
+# was lost once (VK_ERROR_DEVICE_LOST, then every later call in that worker failed) while
+# another worker compiled beside it, and never in the serial runs.
+# pytest's exit status 5 (no test collected: a -k that selects none in one part) is no
+# failure.
+pytest_part() { python -m pytest "$@" || { rc=$?; [[ $rc -eq 5 ]] || exit "$rc"; }; }
+pytest_part tests -q --durations=30 -n auto --dist loadfile --ignore=tests/test_vulkan.py "$@"
+pytest_part tests/test_vulkan.py -q --durations=10 "$@"
