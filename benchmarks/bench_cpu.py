@@ -170,6 +170,13 @@ def bench_options(doc, quick_help):
     return opts, opts.repeats or (3 if opts.quick else 5), 0.02 if opts.quick else 0.2
 
 
+def print_run_header(opts, repeats):
+    """The versions, the machine's CPUs and load, and the kind of run, as the first line."""
+    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
+          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
+          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+
+
 def bench_peers(reference):
     """MLIR, NUMBA, JAX where importable, then `reference`; and the notes to print."""
     notes = []

@@ -25,7 +25,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, bench_options, bench_peers, jax, print_notes, print_times_and_ratios, time_graph_rows  # noqa: E402
+from bench_cpu import bench_options, bench_peers, print_notes, print_run_header, print_times_and_ratios, time_graph_rows  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -64,9 +64,7 @@ def rows(quick):
 def main():
     opts, repeats, min_time = bench_options(__doc__, "smoke run: n = 5, 50, fewer repeats")
     peers, notes = bench_peers("C")
-    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
-          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+    print_run_header(opts, repeats)
     t_start = time.perf_counter()
     results = time_graph_rows(rows(opts.quick), peers, notes, min_time, repeats, rtol=1e-8, atol=1e-10)
     print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")

@@ -23,7 +23,7 @@ import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import HAVE_JAX, bench_options, bench_peers, fmt_ratio, jax, jax_callable, print_notes, print_times_and_ratios, time_round_robin  # noqa: E402
+from bench_cpu import bench_options, bench_peers, fmt_ratio, jax_callable, print_notes, print_run_header, print_times_and_ratios, time_round_robin  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -93,9 +93,7 @@ def main():
     peers, notes = bench_peers("numpy")
     # The threaded CPU mode (local-task: a worker per core) beside the default one.
     peers.insert(1, "MLIR_THREADS")
-    print(f"pytensor {pytensor.__version__}, numpy {np.__version__}" + (f", jax {jax.__version__}" if HAVE_JAX else "")
-          + f"; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f} at start; "
-          + ("--quick" if opts.quick else "full") + f" run, median of {repeats} repeats")
+    print_run_header(opts, repeats)
 
     results = []
     t_start = time.perf_counter()
