@@ -223,6 +223,20 @@ def time_graph_rows(rows, peers, notes, min_time, repeats, rtol=1e-9, atol=1e-12
     return results
 
 
+def run_graph_bench(doc, quick_help, rows, rtol=1e-9, atol=1e-12, notes_after=()):
+    """A whole benchmark of graph rows against NUMBA, JAX and C: options from `doc`, the
+    rows `rows(quick)` timed by `time_graph_rows`, the table, `notes_after` and the run's
+    notes."""
+    opts, repeats, min_time = bench_options(doc, quick_help)
+    peers, notes = bench_peers("C")
+    print_run_header(opts, repeats)
+    t_start = time.perf_counter()
+    results = time_graph_rows(rows(opts.quick), peers, notes, min_time, repeats, rtol=rtol, atol=atol)
+    print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")
+    notes.extend(notes_after)
+    print_notes(notes, t_start)
+
+
 def print_times_and_ratios(results, peers, first, per_call):
     """The per-call table (`per_call` its title) and MLIR's ratio to each other peer, for
     rows of (label, size, {peer: seconds or None}); `first` names the label column."""

@@ -17,14 +17,13 @@ A script, not a test: it asserts correctness but never fails on speed.
 
 import os
 import sys
-import time
 
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_cpu import bench_options, bench_peers, print_notes, print_run_header, print_times_and_ratios, time_graph_rows  # noqa: E402
+from bench_cpu import run_graph_bench  # noqa: E402
 
 import pytensor_mlir  # noqa: E402,F401  (registers mode "MLIR")
 
@@ -70,14 +69,7 @@ def rows(quick):
 
 
 def main():
-    opts, repeats, min_time = bench_options(__doc__, "smoke run: fewer steps, fewer repeats")
-    peers, notes = bench_peers("C")
-    print_run_header(opts, repeats)
-    t_start = time.perf_counter()
-    results = time_graph_rows(rows(opts.quick), peers, notes, min_time, repeats)
-
-    print_times_and_ratios(results, peers, "graph", "Per-call time (the pytensor Function call)")
-    print_notes(notes, t_start)
+    run_graph_bench(__doc__, "smoke run: fewer steps, fewer repeats", rows)
 
 
 if __name__ == "__main__":
