@@ -91,6 +91,10 @@ pub enum Op {
     MatrixInverse,
     /// `LUFactor`: getrf's (LU, pivots).
     LUFactor,
+    /// `LUFactorTridiagonal`: gttrf's (dl, d, du, du2, ipiv) of the three diagonals.
+    LUFactorTridiagonal,
+    /// `SolveLUFactorTridiagonal`: gttrs (A x = b, or A^T x = b where `transposed`).
+    SolveLUFactorTridiagonal { b_ndim: usize, transposed: bool },
     /// `PivotToPermutations`: getrf's pivots as a permutation (`inverse`: its inverse).
     PivotToPermutations { inverse: bool },
     /// `LU`: scipy's lu, (P, L, U); (p, L, U) with `p_indices`; (P L, U) with `permute_l`.
@@ -681,6 +685,8 @@ impl Op {
             "SLogDet" => Ok(Op::SLogDet),
             "MatrixInverse" => Ok(Op::MatrixInverse),
             "LUFactor" => Ok(Op::LUFactor),
+            "LUFactorTridiagonal" => Ok(Op::LUFactorTridiagonal),
+            "SolveLUFactorTridiagonal" => Ok(Op::SolveLUFactorTridiagonal { b_ndim: prop_usize(op, "b_ndim")?, transposed: prop_bool(op, "transposed")? }),
             "PivotToPermutations" => Ok(Op::PivotToPermutations { inverse: prop_bool(op, "inverse")? }),
             "LU" => Ok(Op::LU { permute_l: prop_bool(op, "permute_l")?, p_indices: prop_bool(op, "p_indices")? }),
             "QR" => {
@@ -865,7 +871,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     "BatchedDot", "Blockwise",
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
-    "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
+    "LUFactorTridiagonal", "SolveLUFactorTridiagonal", "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
     "MatrixPinv", "SolveSylvester",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",

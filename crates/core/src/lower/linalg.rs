@@ -587,7 +587,8 @@ pub fn solve(cx: &mut Context, b: &mut Block, node: &Node, assume_a: &str, lower
             let failed = not_positive(b, &l, &n)?;
             (x, failed)
         }
-        other => return Err(format!("assume_a={other:?} (gen, sym, her and pos are lowered)")),
+        "tridiagonal" => super::tridiagonal::solve_tridiagonal(b, &a, &rhs)?,
+        other => return Err(format!("assume_a={other:?} (gen, sym, her, pos and tridiagonal are lowered)")),
     };
     let x = nan_if(b, &x, &failed)?;
     define_solution(cx, b, node, &x, b_ndim);

@@ -35,6 +35,7 @@ mod ifelse;
 mod block_diagonal;
 mod convolve;
 mod expm;
+mod tridiagonal;
 pub mod random;
 // End of the tensor-ops block.
 
@@ -766,6 +767,8 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::SLogDet => linalg::slogdet(cx, b, node),
         Op::MatrixInverse => linalg::matrix_inverse(cx, b, node),
         Op::LUFactor => linalg::lu_factor(cx, b, node),
+        Op::LUFactorTridiagonal => tridiagonal::lu_factor_tridiagonal(cx, b, node),
+        Op::SolveLUFactorTridiagonal { b_ndim, transposed } => tridiagonal::solve_lu_factor_tridiagonal(cx, b, node, *b_ndim, *transposed),
         Op::PivotToPermutations { inverse } => linalg::pivot_to_permutations(cx, b, node, *inverse),
         Op::LU { permute_l, p_indices } => linalg::lu(cx, b, node, *permute_l, *p_indices),
         Op::QR { mode, pivoting } => qr::qr(cx, b, node, *mode, *pivoting),
