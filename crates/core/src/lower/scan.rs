@@ -459,7 +459,8 @@ fn in_order(b: &mut Block, t: &Value, written: &Value, len: &Value) -> Result<Va
 }
 
 /// An `i1` as the `tensor<i8>` flag of a run-time check.
-fn flag_tensor(b: &mut Block, flag: &Value) -> Value {
+/// A run-time check's flag (a rank-0 i8) from an i1 computed in the host program.
+pub(super) fn flag_tensor(b: &mut Block, flag: &Value) -> Value {
     let byte = b.cast(Cast::ExtUI, flag, ScalarType::I8);
     b.tensor_from_elements(TensorType::new(vec![], ScalarType::I8), &[byte])
 }

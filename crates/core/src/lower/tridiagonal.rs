@@ -181,6 +181,18 @@ fn pivot_row(g: &mut Block, ipiv: &Value, i: &Value, n: &Value) -> Value {
     offset(g, &p, -1)
 }
 
+/// One row of a substitution with U (or U^T), whose row holds `u` = (u0 on the diagonal,
+/// u1 and u2 one and two rows away): (b - u1 x1 - u2 x2) / u0 with x1, x2 the last two
+/// rows' values (`s`); the row's value, and the values carried on (x, x1).
+fn substituted(g: &mut Block, b: &Value, u: [&Value; 3], s: &[Value]) -> (Value, Vec<Value>) {
+    let t = g.arith(Arith::MulF, u[1], &s[0]);
+    let v = g.arith(Arith::SubF, b, &t);
+    let t = g.arith(Arith::MulF, u[2], &s[1]);
+    let v = g.arith(Arith::SubF, &v, &t);
+    let x = g.arith(Arith::DivF, &v, u[0]);
+    (x.clone(), vec![x, s[0].clone()])
+}
+
 /// x (n x k) with A x = rhs, or A^T x = rhs where `transposed`, from A's factors (gttrs).
 fn solve_factored(b: &mut Block, f: &Factors, rhs: &Value, transposed: bool) -> Result<Value, String> {
     let element = rhs.tensor().element;
@@ -220,12 +232,7 @@ fn solve_factored(b: &mut Block, f: &Factors, rhs: &Value, transposed: bool) -> 
             let u0 = get(g, &d, &i, &[], n_d, &zero);
             let u1 = get(g, &du, &i, &[], n_du, &zero);
             let u2 = get(g, &du2, &i, &[], n_du2, &zero);
-            let t = g.arith(Arith::MulF, &u1, &s[0]);
-            let v = g.arith(Arith::SubF, &y_i, &t);
-            let t = g.arith(Arith::MulF, &u2, &s[1]);
-            let v = g.arith(Arith::SubF, &v, &t);
-            let x = g.arith(Arith::DivF, &v, &u0);
-            (x.clone(), vec![x, s[0].clone()])
+            substituted(g, &y_i, [&u0, &u1, &u2], s)
         })?;
         return flipped(b, &reversed, &n);
     }
@@ -238,12 +245,7 @@ fn solve_factored(b: &mut Block, f: &Factors, rhs: &Value, transposed: bool) -> 
         let u0 = get(g, &d, i, &[], n_d, &zero);
         let u1 = get(g, &du, &i1, &[], n_du, &zero);
         let u2 = get(g, &du2, &i2, &[], n_du2, &zero);
-        let t = g.arith(Arith::MulF, &u1, &s[0]);
-        let v = g.arith(Arith::SubF, &b_i, &t);
-        let t = g.arith(Arith::MulF, &u2, &s[1]);
-        let v = g.arith(Arith::SubF, &v, &t);
-        let x = g.arith(Arith::DivF, &v, &u0);
-        (x.clone(), vec![x, s[0].clone()])
+        substituted(g, &b_i, [&u0, &u1, &u2], s)
     })?;
     // L^T P^T x = z, backward over i = n - 2 .. 0: step i settles row i + 1 (a swap may
     // still move it until then). Iteration j = 0 .. n for i = n - 1 - j: j = 0 starts from
@@ -324,9 +326,7 @@ pub fn lu_factor_tridiagonal(cx: &mut Context, b: &mut Block, node: &Node) -> Re
     let fine = b.arith(Arith::OrI, &agree, &empty);
     let bad = b.constant_int(1, ScalarType::I1);
     let bad = b.arith(Arith::XOrI, &fine, &bad);
-    let bad = b.cast(Cast::ExtUI, &bad, ScalarType::I8);
-    let flag = b.tensor_empty(TensorType::new(vec![], ScalarType::I8), &[]);
-    let flag = b.linalg_fill(&bad, &flag);
+    let flag = super::scan::flag_tensor(b, &bad);
     cx.add_check(flag, RuntimeCheck { kind: ErrorKind::Value, message: "LUFactorTridiagonal: the subdiagonal must be one shorter than the diagonal".into() });
     // du2's length, max(n - 2, 0) (an expression Blockwise can compute before its loop).
     let short = IntExpr::Bin(IntOp::Sub, Box::new(IntExpr::Dim(d_d[0])), Box::new(IntExpr::Const(2)));
