@@ -31,6 +31,7 @@ mod sort;
 mod search;
 mod packed;
 mod scan;
+mod scan_lanes;
 mod ifelse;
 mod block_diagonal;
 mod convolve;

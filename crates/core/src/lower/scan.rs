@@ -35,6 +35,9 @@
 //! so their lengths are known only after the call.
 //!
 //! Refused by name: a nit_sot output whose dims are not dims of the node's inputs.
+//!
+//! A Scan whose step is elementwise is lowered by scan_lanes.rs instead (one dispatch for
+//! the whole loop); `scan` tries that first.
 
 use super::shapes::{Dim, DimExpr};
 use super::subtensor::scalar_index;
@@ -80,6 +83,10 @@ struct Bound {
 }
 
 pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<(), String> {
+    // Elementwise steps: the whole loop in one dispatch (scan_lanes.rs).
+    if super::scan_lanes::try_scan(cx, b, node, s)? {
+        return Ok(());
+    }
     let at = Layout::of(s);
     // The state buffers: mit_mot's (read and written at their taps), then mit_sot's and
     // sit_sot's (read at negative taps, written at tap 0, put in order after the loop).
@@ -113,35 +120,9 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
     let idx = |b: &mut Block, v: i64| b.constant_index(v);
     let (zero, one) = (idx(b, 0), idx(b, 1));
 
-    // The number of steps, and the checks that keep every step in bounds.
-    let n = scalar_index(cx, b, node.inputs[0])?;
-    let negative = b.cmpi(CmpI::Slt, &n, &zero);
-    let mut short = b.cmpi(CmpI::Ne, &zero, &zero);
-    for k in 0..s.n_seqs {
-        let len = b.tensor_dim(&ins[at.seqs + k], 0);
-        let c = b.cmpi(CmpI::Sgt, &n, &len);
-        short = b.arith(Arith::OrI, &short, &c);
-    }
     let buf_lens: Vec<Value> = (0..n_buf).map(|k| b.tensor_dim(&ins[at.bufs + k], 0)).collect();
     let nit_lens: Vec<Value> = (0..s.n_nit_sot).map(|k| scalar_index(cx, b, node.inputs[at.nit_lengths + k])).collect::<Result<_, _>>()?;
-    let has_steps = b.cmpi(CmpI::Sgt, &n, &zero);
-    let mut no_rows = b.cmpi(CmpI::Ne, &zero, &zero);
-    for len in buf_lens.iter().chain(&nit_lens) {
-        let c = b.cmpi(CmpI::Sle, len, &zero);
-        no_rows = b.arith(Arith::OrI, &no_rows, &c);
-    }
-    let no_rows = b.arith(Arith::AndI, &no_rows, &has_steps);
-    let mut bad = b.arith(Arith::OrI, &negative, &short);
-    bad = b.arith(Arith::OrI, &bad, &no_rows);
-    let count = b.select(&bad, &zero, &n);
-    for (flag, kind, message) in [
-        (&negative, ErrorKind::Index, "Scan was asked to run for a negative number of steps"),
-        (&short, ErrorKind::Value, "a sequence of the Scan is shorter than its number of steps"),
-        (&no_rows, ErrorKind::Value, "a Scan output buffer has no rows to write its steps to"),
-    ] {
-        let f = flag_tensor(b, flag);
-        cx.add_check(f, RuntimeCheck { kind, message: message.into() });
-    }
+    let count = step_count(cx, b, node, s, &ins, &buf_lens, &nit_lens)?;
     // Ring lengths for the index arithmetic: at least 1 (a loop that would divide by 0
     // runs no step).
     let ring = |b: &mut Block, len: &Value| b.arith(Arith::MaxSI, len, &one);
@@ -350,6 +331,43 @@ pub fn scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<()
         cx.add_check(results[flags_at + c].clone(), check);
     }
     Ok(())
+}
+
+/// The number of steps the loop runs: the node's count, or 0 where a check
+/// before the first step fails (a negative count: IndexError; a sequence shorter than the
+/// count, or a buffer with no rows for a loop that has steps: ValueError), so no step reads
+/// or writes out of bounds.
+pub(super) fn step_count(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan, ins: &[Value], buf_lens: &[Value], nit_lens: &[Value]) -> Result<Value, String> {
+    let at = Layout::of(s);
+    let zero = b.constant_index(0);
+    // The number of steps, and the checks that keep every step in bounds.
+    let n = scalar_index(cx, b, node.inputs[0])?;
+    let negative = b.cmpi(CmpI::Slt, &n, &zero);
+    let mut short = b.cmpi(CmpI::Ne, &zero, &zero);
+    for k in 0..s.n_seqs {
+        let len = b.tensor_dim(&ins[at.seqs + k], 0);
+        let c = b.cmpi(CmpI::Sgt, &n, &len);
+        short = b.arith(Arith::OrI, &short, &c);
+    }
+    let has_steps = b.cmpi(CmpI::Sgt, &n, &zero);
+    let mut no_rows = b.cmpi(CmpI::Ne, &zero, &zero);
+    for len in buf_lens.iter().chain(nit_lens) {
+        let c = b.cmpi(CmpI::Sle, len, &zero);
+        no_rows = b.arith(Arith::OrI, &no_rows, &c);
+    }
+    let no_rows = b.arith(Arith::AndI, &no_rows, &has_steps);
+    let mut bad = b.arith(Arith::OrI, &negative, &short);
+    bad = b.arith(Arith::OrI, &bad, &no_rows);
+    let count = b.select(&bad, &zero, &n);
+    for (flag, kind, message) in [
+        (&negative, ErrorKind::Index, "Scan was asked to run for a negative number of steps"),
+        (&short, ErrorKind::Value, "a sequence of the Scan is shorter than its number of steps"),
+        (&no_rows, ErrorKind::Value, "a Scan output buffer has no rows to write its steps to"),
+    ] {
+        let f = flag_tensor(b, flag);
+        cx.add_check(f, RuntimeCheck { kind, message: message.into() });
+    }
+    Ok(count)
 }
 
 /// The inner graph's inputs in step `i`: the sequences' row `i`, each state buffer's row at
