@@ -97,6 +97,43 @@ def test_matrix_states():
     run_cases([s, x0], xs, cases)
 
 
+def test_two_states_of_one_type_and_shape():
+    """Two float states of one shape (IREE merges equal buffers: each carried value needs
+    its own) coupled elementwise, a damped rotation of each element."""
+    x0 = pt.dvector("x0")
+    y0 = pt.dvector("y0")
+    (xs, ys) = scan(lambda x, y: (0.9 * x - 0.2 * y, 0.2 * x + 0.9 * y), outputs_info=[x0, y0], n_steps=20)
+    rng = np.random.default_rng(9)
+    run_cases([x0, y0], [xs, ys, xs[-1] - ys[-1]], [[rng.normal(size=5), rng.normal(size=5)]])
+
+
+@pytest.mark.parametrize("taps", [[-2, -1], [-3, -1], [-1, -4, -2]])
+def test_states_read_several_steps_back(taps):
+    """mit_sot states (an AR(p) recurrence): each carries its last values; the first steps
+    read the initial rows."""
+    s = pt.dmatrix("s")
+    x_init = pt.dmatrix("x_init")
+    c = pt.dvector("c")
+
+    def step(s_t, *args):
+        *lags, c = args
+        return s_t + sum(c[k] * lag for k, lag in enumerate(lags))
+
+    xs = scan(step, sequences=[s], outputs_info=[dict(initial=x_init, taps=taps)], non_sequences=[c])
+    rng = np.random.default_rng(7)
+    h = -min(taps)
+    cases = [[rng.normal(size=(t, 3)), rng.normal(size=(h, 3)), rng.normal(size=len(taps)) * 0.4] for t in (12, 2, 1)]
+    run_cases([s, x_init, c], [xs, xs[-1]], cases)
+
+
+def test_scalar_ar2_last_value_only():
+    e = pt.dvector("e")
+    x_init = pt.dvector("x_init")
+    xs = scan(lambda e_t, x2, x1: 0.5 * x1 - 0.3 * x2 + e_t, sequences=[e], outputs_info=[dict(initial=x_init, taps=[-2, -1])])
+    rng = np.random.default_rng(8)
+    run_cases([e, x_init], xs[-1], [[rng.normal(size=t), rng.normal(size=2)] for t in (30, 1)])
+
+
 @pytest.mark.parametrize("keep", ["last", "last_three", "first_and_last"])
 def test_only_the_last_rows_kept(keep):
     """PyTensor shrinks the buffers to rings of the rows a graph reads (scan_save_mem)."""

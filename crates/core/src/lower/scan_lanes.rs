@@ -5,8 +5,9 @@
 //! read and rewritten by every step). A loop of the host program costs a dispatch or more
 //! per step (about 5 us: x_t = a x_{t-1} + s_t over 1000 steps of 100 lanes took 4.6 ms).
 //!
-//! Taken where the loop is a plain for loop (no `until`) whose states are sit_sot (one
-//! tap, -1) or nit_sot outputs, no mit_mot, mit_sot or untraced state, and whose inner graph
+//! Taken where the loop is a plain for loop (no `until`) whose states are sit_sot or mit_sot
+//! (read at earlier steps: a state read h steps back carries its last h values) or nit_sot
+//! outputs, no mit_mot or untraced state, and whose inner graph
 //! is `Elemwise` nodes (no op that can raise: integer division) and `DimShuffle`s that only
 //! give a 0-d value broadcastable axes, every value either of the states' rank with no
 //! broadcastable axis (a lane value) or one element (the same in every lane: a 0-d
@@ -21,6 +22,7 @@ use super::scalar::{self, Flags, Scalar};
 use super::scan::step_count;
 use super::shapes::Dim;
 use super::subtensor::scalar_index;
+use super::tridiagonal::private_output;
 use super::{tensor_type, Context, IntValue};
 use crate::dtype::DType;
 use crate::ir::{Node, Op, Scan, VarId};
@@ -37,7 +39,7 @@ enum Kind {
 /// The inner graph's variables' kinds where the fast path applies (see the module comment),
 /// with the lanes' rank.
 fn plan(s: &Scan) -> Option<(usize, HashMap<VarId, Kind>)> {
-    if s.as_while || !s.mit_mot_in.is_empty() || s.n_untraced != 0 || s.sot_taps.iter().any(|t| t.as_slice() != [-1]) {
+    if s.as_while || !s.mit_mot_in.is_empty() || s.n_untraced != 0 || s.sot_taps.iter().any(|t| t.is_empty()) {
         return None;
     }
     let g = &s.graph;
@@ -68,12 +70,10 @@ fn plan(s: &Scan) -> Option<(usize, HashMap<VarId, Kind>)> {
         }
         kinds.insert(v, kind_of_input(v)?);
     }
-    // The states must be lane values (or 0-d where the lanes are).
-    for k in 0..n_states {
-        let v = g.inputs[s.n_seqs + k];
-        if g.ty(v).ndim() != rank {
-            return None;
-        }
+    // The states, at every tap, must be lane values (or 0-d where the lanes are).
+    let n_taps: usize = s.sot_taps.iter().map(Vec::len).sum();
+    if g.inputs[s.n_seqs..s.n_seqs + n_taps].iter().any(|&v| g.ty(v).ndim() != rank) {
+        return None;
     }
     for (v, var) in g.variables.iter().enumerate() {
         if var.constant.is_some() {
@@ -131,7 +131,17 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
     let (seqs, bufs) = (1, 1 + s.n_seqs);
     let nit_lengths = bufs + n_states;
     let non_seqs = nit_lengths + s.n_nit_sot;
-    if node.inputs.len() != non_seqs + s.n_non_seqs || g.inputs.len() != s.n_seqs + n_states + s.n_non_seqs {
+    // Each state's taps (all negative), its rows before the first step, and where its
+    // inner inputs start.
+    let history: Vec<usize> = s.sot_taps.iter().map(|t| t.iter().map(|&x| (-x) as usize).max().unwrap_or(1)).collect();
+    let mut tap_inputs = Vec::with_capacity(n_states);
+    let mut n_taps = 0;
+    for taps in &s.sot_taps {
+        tap_inputs.push(s.n_seqs + n_taps);
+        n_taps += taps.len();
+    }
+    let first_non_seq = s.n_seqs + n_taps;
+    if node.inputs.len() != non_seqs + s.n_non_seqs || g.inputs.len() != first_non_seq + s.n_non_seqs {
         return Ok(false);
     }
     // The lanes' dims: each lane value's outer dims after its leading (row) axis, if any,
@@ -148,7 +158,7 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
         }
     }
     for k in 0..s.n_non_seqs {
-        if kinds[&g.inputs[s.n_seqs + n_states + k]] == Kind::Lane {
+        if kinds[&g.inputs[first_non_seq + k]] == Kind::Lane {
             lane_sources.push((non_seqs + k, 0));
         }
     }
@@ -174,8 +184,8 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
         None => Vec::new(),
     };
 
-    // The loop's operands: the sequences' first `count` rows, the non-sequences and the
-    // states' initial rows (row 0 of each buffer: tap -1 at step 0).
+    // The loop's operands: the sequences' first `count` rows and the non-sequences (the
+    // states' initial rows are read from their buffers in the step).
     let dims = rank + 1;
     let lanes: Vec<AffineExpr> = (0..rank).map(AffineExpr::Dim).collect();
     let step = AffineExpr::Dim(rank);
@@ -196,51 +206,69 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
         maps.push(row_map(kind, g.ty(g.inputs[k]).ndim()));
     }
     for k in 0..s.n_non_seqs {
-        let v = g.inputs[s.n_seqs + n_states + k];
+        let v = g.inputs[first_non_seq + k];
         operands.push(ins[non_seqs + k].clone());
         maps.push(lane_map(kinds[&v], g.ty(v).ndim()));
     }
-    for k in 0..n_states {
-        operands.push(ins[bufs + k].clone());
-        let mut r = vec![AffineExpr::Constant(0)];
-        r.extend(lanes.iter().cloned());
-        maps.push(AffineMap { dims, results: r });
-    }
     // Outputs: each state's values after every step and the nit_sot values (count rows),
-    // then each state's carried value.
+    // then each state's last `history` values (the one j steps back j-th).
     let mut outs = Vec::new();
     for &o in &g.outputs {
         let element = tensor_type(g.ty(o)).element;
         let sizes: Vec<Value> = std::iter::once(count.clone()).chain(lane_sizes.iter().cloned()).collect();
+        // (Stored whole: each gets a buffer of its own; only the carried values need tags.)
         outs.push(b.tensor_empty(TensorType::new(vec![None; 1 + rank], element), &sizes));
         maps.push(row_map(Kind::Lane, rank));
     }
+    let mut carried_at = Vec::with_capacity(n_states);
     for k in 0..n_states {
+        carried_at.push(outs.len());
         let element = tensor_type(g.ty(g.outputs[k])).element;
-        outs.push(b.tensor_empty(TensorType::new(vec![None; rank], element), &lane_sizes));
-        maps.push(lane_map(Kind::Lane, rank));
+        for _ in 0..history[k] {
+            // A buffer of its own (a step reads a value only once one is written).
+            let tag = outs.len();
+            outs.push(private_output(b, element, &lane_sizes, tag));
+            maps.push(lane_map(Kind::Lane, rank));
+        }
     }
+    let buffers: Vec<Value> = (0..n_states).map(|k| ins[bufs + k].clone()).collect();
     let mut iterators = vec![IteratorType::Parallel; rank];
     iterators.push(IteratorType::Reduction);
     let n_in = operands.len();
-    let n_out = g.outputs.len();
     let r = b.linalg_generic(&operands, &outs, &maps, &iterators, |body, args| {
         let t = body.linalg_index(rank);
-        let zero = body.constant_index(0);
-        let first = body.cmpi(CmpI::Eq, &t, &zero);
         let mut values: HashMap<VarId, Scalar> = HashMap::new();
         for k in 0..s.n_seqs {
             values.insert(g.inputs[k], Scalar { value: args[k].clone(), dtype: g.ty(g.inputs[k]).dtype });
         }
         for k in 0..s.n_non_seqs {
-            let v = g.inputs[s.n_seqs + n_states + k];
+            let v = g.inputs[first_non_seq + k];
             values.insert(v, Scalar { value: args[s.n_seqs + k].clone(), dtype: g.ty(v).dtype });
         }
+        // Tap -j at step t: the value j steps back once there is one (t >= j), before that
+        // the buffer's initial row h - j + t (h rows of history).
+        let lane_index: Vec<Value> = (0..rank).map(|a| body.linalg_index(a)).collect();
         for k in 0..n_states {
-            let v = g.inputs[s.n_seqs + k];
-            let initial = &args[s.n_seqs + s.n_non_seqs + k];
-            let carried = &args[n_in + n_out + k];
-            values.insert(v, Scalar { value: body.select(&first, initial, carried), dtype: g.ty(v).dtype });
+            let h = history[k] as i64;
+            for (m, &tap) in s.sot_taps[k].iter().enumerate() {
+                let v = g.inputs[tap_inputs[k] + m];
+                let j = -tap;
+                let back = &args[n_in + carried_at[k] + (j as usize - 1)];
+                let jj = body.constant_index(j);
+                let early = body.cmpi(CmpI::Slt, &t, &jj);
+                let row = body.constant_index(h - j);
+                let row = body.arith(Arith::AddI, &row, &t);
+                // (A buffer shorter than its history is read nowhere past its end.)
+                let len = body.tensor_dim(&buffers[k], 0);
+                let inside = body.cmpi(CmpI::Slt, &row, &len);
+                let early = body.arith(Arith::AndI, &early, &inside);
+                let buffer = buffers[k].clone();
+                let at: Vec<Value> = std::iter::once(row).chain(lane_index.iter().cloned()).collect();
+                let element = back.scalar();
+                let back = back.clone();
+                let value = body.scf_if(&early, &[element], |x| vec![x.tensor_extract(&buffer, &at)], |_| vec![back.clone()])[0].clone();
+                values.insert(v, Scalar { value, dtype: g.ty(v).dtype });
+            }
         }
         for (v, var) in g.variables.iter().enumerate() {
             if let Some(bytes) = &var.constant {
@@ -262,16 +290,24 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
             }
         }
         let next: Vec<Value> = g.outputs.iter().map(|o| scalar::convert(body, &values[o], g.ty(*o).dtype).value).collect();
-        Ok::<_, String>(next.iter().cloned().chain(next[..n_states].iter().cloned()).collect())
+        // The carried values shift by one step: the newest first.
+        let mut yields = next.clone();
+        for k in 0..n_states {
+            yields.push(next[k].clone());
+            for j in 1..history[k] {
+                yields.push(args[n_in + carried_at[k] + j - 1].clone());
+            }
+        }
+        Ok::<_, String>(yields)
     })?;
 
     // The buffers as Scan.perform leaves them.
-    let one = b.constant_index(1);
     for k in 0..n_states + s.n_nit_sot {
         let out = node.outputs[k];
         let (len, written, initial, out_dims) = if k < n_states {
-            let written = b.arith(Arith::AddI, &count, &one);
-            (buf_lens[k].clone(), written, Some(&ins[bufs + k]), cx.dims(node.inputs[bufs + k]))
+            let h = b.constant_index(history[k] as i64);
+            let written = b.arith(Arith::AddI, &count, &h);
+            (buf_lens[k].clone(), written, Some((&ins[bufs + k], history[k] as i64)), cx.dims(node.inputs[bufs + k]))
         } else {
             let length = match cx.int_values(node.inputs[nit_lengths + k - n_states]).as_deref() {
                 Some([IntValue::Dim(d)]) => *d,
@@ -289,8 +325,8 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
 }
 
 /// A buffer of `len` rows holding the last min(written, len) of the `written` rows (the
-/// `initial` buffer's row 0 then `rows`, or `rows` alone) in order, then zeros.
-fn last_rows(b: &mut Block, rows: &Value, initial: Option<&Value>, written: &Value, len: &Value, lane_sizes: &[Value]) -> Result<Value, String> {
+/// `initial` buffer's first h rows then `rows`, or `rows` alone) in order, then zeros.
+fn last_rows(b: &mut Block, rows: &Value, initial: Option<(&Value, i64)>, written: &Value, len: &Value, lane_sizes: &[Value]) -> Result<Value, String> {
     let ty = rows.tensor().clone();
     let sizes: Vec<Value> = std::iter::once(len.clone()).chain(lane_sizes.iter().cloned()).collect();
     let e = b.tensor_empty(ty.clone(), &sizes);
@@ -306,18 +342,17 @@ fn last_rows(b: &mut Block, rows: &Value, initial: Option<&Value>, written: &Val
         let inside = g.cmpi(CmpI::Slt, j, &filled);
         let q = g.arith(Arith::AddI, j, &shift);
         let rows = rows.clone();
-        let initial = initial.cloned();
+        let initial = initial.map(|(v, h)| (v.clone(), h));
         let at_rest = at[1..].to_vec();
         let v = g.scf_if(&inside, &[ty.element], |then| {
             let value = match &initial {
-                Some(init) => {
-                    // Row q of [initial row; rows]: row q - 1 of rows past the first.
-                    let c0 = then.constant_index(0);
-                    let c1 = then.constant_index(1);
-                    let is_initial = then.cmpi(CmpI::Eq, &q, &c0);
+                Some((init, h)) => {
+                    // Row q of [h initial rows; rows]: row q - h of rows past those.
+                    let hh = then.constant_index(*h);
+                    let is_initial = then.cmpi(CmpI::Slt, &q, &hh);
                     let init = init.clone();
-                    let at0: Vec<Value> = std::iter::once(c0.clone()).chain(at_rest.iter().cloned()).collect();
-                    let row = then.arith(Arith::SubI, &q, &c1);
+                    let at0: Vec<Value> = std::iter::once(q.clone()).chain(at_rest.iter().cloned()).collect();
+                    let row = then.arith(Arith::SubI, &q, &hh);
                     let at1: Vec<Value> = std::iter::once(row).chain(at_rest.iter().cloned()).collect();
                     then.scf_if(&is_initial, &[ty.element], |x| vec![x.tensor_extract(&init, &at0)], |y| vec![y.tensor_extract(&rows, &at1)])[0].clone()
                 }

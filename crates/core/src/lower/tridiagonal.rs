@@ -17,7 +17,7 @@
 //! Every read is guarded (`get`): rows past an input's end read 0, so a step needs no case
 //! of its own for the ends and diagonals of other lengths never read out of bounds.
 
-use super::linalg::{define, map, operand, working_type, zeros};
+use super::linalg::{define, map, operand, working_type};
 use super::shapes::{DimExpr, IntExpr, IntOp};
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
@@ -33,6 +33,16 @@ fn get(g: &mut Block, t: &Value, at: &Value, rest: &[Value], len: &Value, zero: 
     let index: Vec<Value> = std::iter::once(at.clone()).chain(rest.iter().cloned()).collect();
     let t = t.clone();
     g.scf_if(&inside, &[zero.scalar()], |then| vec![then.tensor_extract(&t, &index)], |_| vec![zero.clone()])[0].clone()
+}
+
+/// An output for a sequential generic (this module's, scan_lanes.rs's): a tensor of
+/// `sizes` filled with `tag`, a value of its own per output. IREE merges equal
+/// `tensor.empty`s and fills, and two outputs a generic reads back (its carried values)
+/// given one buffer overwrite each other (an AR(2)'s two lags did); the tag is never read.
+pub(super) fn private_output(b: &mut Block, element: ScalarType, sizes: &[Value], tag: usize) -> Value {
+    let empty = b.tensor_empty(TensorType::new(vec![None; sizes.len()], element), sizes);
+    let tag = if element.is_float() { b.constant_f64(tag as f64, element) } else { b.constant_int(tag as i64, element) };
+    b.linalg_fill(&tag, &empty)
 }
 
 fn offset(g: &mut Block, i: &Value, by: i64) -> Value {
@@ -57,10 +67,10 @@ pub(super) struct Factors {
 fn factor(b: &mut Block, dl: &Value, d: &Value, du: &Value, element: ScalarType) -> Result<Factors, String> {
     let n = b.tensor_dim(d, 0);
     let (n_dl, n_du) = (b.tensor_dim(dl, 0), b.tensor_dim(du, 0));
-    let mut outs: Vec<Value> = (0..4).map(|_| zeros(b, element, std::slice::from_ref(&n))).collect();
-    outs.push(b.tensor_empty(TensorType::new(vec![None], ScalarType::I32), std::slice::from_ref(&n)));
-    outs.push(zeros(b, element, &[]));
-    outs.push(zeros(b, element, &[]));
+    let mut outs: Vec<Value> = (0..4).map(|k| private_output(b, element, std::slice::from_ref(&n), k)).collect();
+    outs.push(private_output(b, ScalarType::I32, std::slice::from_ref(&n), 4));
+    outs.push(private_output(b, element, &[], 5));
+    outs.push(private_output(b, element, &[], 6));
     let row = AffineMap::identity(1);
     let carried = map(1, &[]);
     let maps = [row.clone(), row.clone(), row.clone(), row.clone(), row, carried.clone(), carried];
@@ -156,8 +166,8 @@ fn recurrence(
     carried: usize,
     step: impl FnOnce(&mut Block, &Value, &Value, &[Value]) -> (Value, Vec<Value>),
 ) -> Result<Value, String> {
-    let mut outs = vec![b.tensor_empty(TensorType::new(vec![None, None], element), &[len.clone(), k.clone()])];
-    outs.extend((0..carried).map(|_| zeros(b, element, std::slice::from_ref(k))));
+    let mut outs = vec![private_output(b, element, &[len.clone(), k.clone()], 0)];
+    outs.extend((0..carried).map(|c| private_output(b, element, std::slice::from_ref(k), c + 1)));
     let (row, c) = (AffineExpr::Dim(1), AffineExpr::Dim(0));
     let mut maps = vec![map(2, &[row, c.clone()])];
     maps.extend((0..carried).map(|_| map(2, std::slice::from_ref(&c))));
