@@ -32,6 +32,7 @@ mod search;
 mod packed;
 mod scan;
 mod scan_lanes;
+mod sequential;
 mod ifelse;
 mod block_diagonal;
 mod convolve;

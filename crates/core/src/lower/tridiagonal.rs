@@ -4,20 +4,17 @@
 //! (the two, NaN where a pivot is exactly 0, as PyTensor's perform gives for scipy's
 //! LinAlgError).
 //!
-//! Each is a recurrence along the diagonal, each step reading the last one's values. A
-//! step per iteration of a loop in the host program costs a dispatch (about 3 us); here the
-//! whole recurrence is one `linalg.generic` whose row dim is a *reduction* iterator: IREE
-//! runs a reduction dim in order, in one dispatch, and the values a step hands to the next
-//! are 0-d outputs (one per right-hand side) that every iteration reads and rewrites, while
-//! the rows' results go to outputs indexed by the same dim (measured with iree-benchmark-
-//! module: 1000 steps of such a recurrence in 4 us, as a host loop 3.8 ms). The body is not
-//! a reduction IREE knows, so it is not vectorized along that dim: the steps stay in order.
+//! Each is a recurrence along the diagonal, each step reading the last one's values: one
+//! sequential generic each (sequential.rs; the values a step hands on are 0-d outputs, one
+//! per right-hand side), so O(n) in one dispatch where a loop in the host program cost
+//! about 3 us per step.
 //! A backward recurrence runs over the reversed rows and is flipped afterwards.
 //!
 //! Every read is guarded (`get`): rows past an input's end read 0, so a step needs no case
 //! of its own for the ends and diagonals of other lengths never read out of bounds.
 
 use super::linalg::{define, map, operand, working_type};
+use super::sequential::private_output;
 use super::shapes::{DimExpr, IntExpr, IntOp};
 use super::{Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
@@ -33,16 +30,6 @@ fn get(g: &mut Block, t: &Value, at: &Value, rest: &[Value], len: &Value, zero: 
     let index: Vec<Value> = std::iter::once(at.clone()).chain(rest.iter().cloned()).collect();
     let t = t.clone();
     g.scf_if(&inside, &[zero.scalar()], |then| vec![then.tensor_extract(&t, &index)], |_| vec![zero.clone()])[0].clone()
-}
-
-/// An output for a sequential generic (this module's, scan_lanes.rs's): a tensor of
-/// `sizes` filled with `tag`, a value of its own per output. IREE merges equal
-/// `tensor.empty`s and fills, and two outputs a generic reads back (its carried values)
-/// given one buffer overwrite each other (an AR(2)'s two lags did); the tag is never read.
-pub(super) fn private_output(b: &mut Block, element: ScalarType, sizes: &[Value], tag: usize) -> Value {
-    let empty = b.tensor_empty(TensorType::new(vec![None; sizes.len()], element), sizes);
-    let tag = if element.is_float() { b.constant_f64(tag as f64, element) } else { b.constant_int(tag as i64, element) };
-    b.linalg_fill(&tag, &empty)
 }
 
 fn offset(g: &mut Block, i: &Value, by: i64) -> Value {
