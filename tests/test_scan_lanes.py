@@ -12,10 +12,8 @@ import pytensor.tensor as pt
 import pytest
 
 from conftest import assert_same, compile_both, raises_like
-
-
-def scan(*args, **kwargs):
-    return pytensor.scan(*args, return_updates=False, **kwargs)
+from test_scan import run_cases as compare_with_c
+from test_scan import scan
 
 
 def host_loops(f):
@@ -24,14 +22,8 @@ def host_loops(f):
 
 
 def run_cases(inputs, outputs, cases, loops=0, **tol):
-    f, ref = compile_both(inputs, outputs)
-    assert any(type(n.op).__name__ == "Scan" for n in f.maker.fgraph.apply_nodes), "no Scan left to lower"
-    for values in cases:
-        got, want = f(*values), ref(*values)
-        if not isinstance(got, list):
-            got, want = [got], [want]
-        for i, (g, w) in enumerate(zip(got, want)):
-            assert_same(g, w, err_msg=f"output {i} for shapes {[np.shape(v) for v in values]}", **tol)
+    """test_scan's comparison with C (inputs never written), and the path the Scan took."""
+    f, ref = compare_with_c(inputs, outputs, cases, **tol)
     assert host_loops(f) == loops, f.maker.linker.mlir
     return f, ref
 
