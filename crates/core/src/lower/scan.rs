@@ -47,16 +47,16 @@ use crate::ir::{Node, Scan};
 use crate::mlir::{AffineMap, Arith, Block, Cast, CmpI, IndexArg, IteratorType, ScalarType, TensorType, Value};
 
 /// Where each kind of the node's inputs starts.
-struct Layout {
-    seqs: usize,
-    bufs: usize,
-    untraced: usize,
-    nit_lengths: usize,
-    non_seqs: usize,
+pub(super) struct Layout {
+    pub seqs: usize,
+    pub bufs: usize,
+    pub untraced: usize,
+    pub nit_lengths: usize,
+    pub non_seqs: usize,
 }
 
 impl Layout {
-    fn of(s: &Scan) -> Layout {
+    pub(super) fn of(s: &Scan) -> Layout {
         let seqs = 1;
         let bufs = seqs + s.n_seqs;
         let untraced = bufs + s.mit_mot_in.len() + s.sot_taps.len();

@@ -18,7 +18,7 @@
 //! values) holds the last `min(written, len)` of them in order, then zeros.
 
 use super::scalar::{self, Flags, Scalar};
-use super::scan::step_count;
+use super::scan::{step_count, Layout};
 use super::shapes::Dim;
 use super::subtensor::scalar_index;
 use super::sequential::private_output;
@@ -127,9 +127,7 @@ pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Resul
     let g = &s.graph;
     let n_states = s.sot_taps.len();
     // The node's inputs: n_steps, sequences, state buffers, nit_sot lengths, non-sequences.
-    let (seqs, bufs) = (1, 1 + s.n_seqs);
-    let nit_lengths = bufs + n_states;
-    let non_seqs = nit_lengths + s.n_nit_sot;
+    let Layout { seqs, bufs, nit_lengths, non_seqs, .. } = Layout::of(s);
     // Each state's taps (all negative), its rows before the first step, and where its
     // inner inputs start.
     let history: Vec<usize> = s.sot_taps.iter().map(|t| t.iter().map(|&x| (-x) as usize).max().unwrap_or(1)).collect();
