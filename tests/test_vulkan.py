@@ -543,6 +543,21 @@ def test_scan_and_its_gradient():
     vcheck([seq, x0, a], [ys, ys[-1], *pytensor.grad(cost, [seq, x0, a])], values, rtol=1e-5, atol=1e-5)
 
 
+def test_tridiagonal_solves():
+    """A float32 tridiagonal solve (one sequential dispatch per recurrence, lower/
+    tridiagonal.rs) and gttrs's transposed solve from gttrf's factors, on a matrix whose
+    pivoting swaps rows, with three right-hand sides, vs C."""
+    from pytensor.tensor.linalg import tridiagonal_lu_factor, tridiagonal_lu_solve
+
+    a, b = pt.fmatrix("a"), pt.fmatrix("b")
+    factors = tridiagonal_lu_factor(a)
+    outputs = [pt.linalg.solve(a, b, assume_a="tridiagonal", b_ndim=2), tridiagonal_lu_solve(factors, b, b_ndim=2, transposed=True), factors[4]]
+    rng = np.random.default_rng(3)
+    n = 12
+    m = np.diag(rng.normal(size=n)) + np.diag(rng.normal(size=n - 1), 1) + np.diag(5 * rng.normal(size=n - 1), -1)
+    vcheck([a, b], outputs, [m.astype("float32"), rng.normal(size=(n, 3)).astype("float32")], rtol=1e-4, atol=1e-4)
+
+
 def test_while_loop():
     """A float32 `Scan` with a stop condition on lavapipe: the loop stops after the first
     step whose flag is true, its outputs keep only the steps done (vs C), with the bound

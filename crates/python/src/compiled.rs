@@ -59,6 +59,7 @@ fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
         native_f32: matches!(target, Target::LlvmCpu { .. }),
         scatter: matches!(target, Target::LlvmCpu { .. }),
         sum_contractions: matches!(target, Target::LlvmCpu { .. }),
+        lane_scans: matches!(target, Target::LlvmCpu { .. }),
         packed_matmul: target.matmul_vector_bytes(),
     };
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)

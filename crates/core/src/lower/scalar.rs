@@ -61,6 +61,10 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// SPIR-V (Vulkan, Metal) asks for a dynamic or 2^55-byte workgroup allocation, CUDA
 /// "failed to distribute" the dot; there sums stay `linalg.generic` folds.
 ///
+/// `lane_scans`: Scans with elementwise steps become one sequential generic over (lanes,
+/// steps) (scan_lanes.rs; llvm-cpu). Lavapipe's (Vulkan) run of one gave zeros
+/// (test_vulkan::test_scan_and_its_gradient); GPU targets keep the loop in the host program.
+///
 /// `packed_matmul`: the width in bytes of the CPU's vector registers, where float matrix
 /// products are packed into tiles that fit them (see `blas::packed_matmul`); `None`: plain
 /// `linalg.matmul` (GPU targets, CPUs whose tiles were not measured).
@@ -70,13 +74,14 @@ pub struct ScalarTarget {
     pub native_f32: bool,
     pub scatter: bool,
     pub sum_contractions: bool,
+    pub lane_scans: bool,
     pub packed_matmul: Option<u32>,
 }
 
 impl ScalarTarget {
     /// llvm-cpu's: everything but the packed matmuls, whose tiles depend on the host.
     pub const CPU: ScalarTarget =
-        ScalarTarget { float64_math: true, native_f32: true, scatter: true, sum_contractions: true, packed_matmul: None };
+        ScalarTarget { float64_math: true, native_f32: true, scatter: true, sum_contractions: true, lane_scans: true, packed_matmul: None };
 }
 
 thread_local! {
@@ -120,6 +125,11 @@ pub fn has_scatter() -> bool {
 /// Whether float sums may be contractions with ones (see [`ScalarTarget`]).
 pub fn has_sum_contractions() -> bool {
     TARGET.with(|t| t.get().sum_contractions)
+}
+
+/// Whether elementwise Scans may be one sequential generic (see [`ScalarTarget`]).
+pub fn has_lane_scans() -> bool {
+    TARGET.with(|t| t.get().lane_scans)
 }
 
 /// The vector width in bytes that float matmuls are packed for, if they are (see [`ScalarTarget`]).

@@ -11,7 +11,8 @@
 //! give a 0-d value broadcastable axes, every value either of the states' rank with no
 //! broadcastable axis (a lane value) or one element (the same in every lane: a 0-d
 //! sequence row, a 0-d non-sequence, a constant); the lanes' dims are checked equal before
-//! the call. Anything else goes to scan.rs's general loop.
+//! the call; and only on llvm-cpu (`ScalarTarget::lane_scans`: lavapipe's run of one gave
+//! zeros). Anything else goes to scan.rs's general loop.
 //!
 //! The outputs are PyTensor's buffers after step 6 of `Scan.perform`: a buffer of `len`
 //! rows after `written` rows (the initial state and the steps' states, or the steps' nit_sot
@@ -123,6 +124,9 @@ fn plan(s: &Scan) -> Option<(usize, HashMap<VarId, Kind>)> {
 
 /// Lowers the node by the fast path; `Ok(false)` where it does not apply.
 pub fn try_scan(cx: &mut Context, b: &mut Block, node: &Node, s: &Scan) -> Result<bool, String> {
+    if !scalar::has_lane_scans() {
+        return Ok(false);
+    }
     let Some((rank, kinds)) = plan(s) else { return Ok(false) };
     let g = &s.graph;
     let n_states = s.sot_taps.len();
