@@ -4,11 +4,13 @@
 
 Rows: a Cholesky factor; a multivariate normal's log-density as PyMC writes it (Cholesky,
 a triangular solve, the log of the factor's diagonal); a general solve (elimination with
-partial pivoting); a determinant; QR's R; the eigenvalues of a symmetric matrix. Every
+partial pivoting); a determinant; QR's R; the eigenvalues of a symmetric matrix; a
+tridiagonal solve (gttrf and gttrs: one dispatch per recurrence, also at n = 1000). Every
 peer's result is checked against the C backend's before it is timed. Times are medians
 over repeats, the peers of a row timed round-robin (bench_cpu's helpers). IREE has no
 LAPACK: each of ours is a loop in the host program over the matrix's columns (see the
-README), so the ratios grow with n.
+README), so the ratios grow with n; the tridiagonal solve's recurrences run in one dispatch
+each (lower/tridiagonal.rs).
 
     python benchmarks/bench_linalg.py            # n = 5, 50, 200 (eigenvalues: 5, 50)
     python benchmarks/bench_linalg.py --quick    # smoke run: n = 5, 50, fewer repeats
@@ -35,6 +37,11 @@ def spd(rng, n):
     return a @ a.T / n + np.eye(n)
 
 
+def tridiagonal(rng, n):
+    """A tridiagonal matrix whose pivoting swaps rows at some steps."""
+    return np.diag(rng.standard_normal(n)) + np.diag(rng.standard_normal(n - 1), 1) + np.diag(2 * rng.standard_normal(n - 1), -1)
+
+
 def rows(quick):
     """(label, size, inputs, outputs, values)."""
     rng = np.random.default_rng(0)
@@ -50,10 +57,11 @@ def rows(quick):
         ("det", [A], pt.linalg.det(A), lambda n: [rng.standard_normal((n, n)) / n**0.5 + np.eye(n)]),
         ("QR's R", [A], pt.linalg.qr(A, mode="r"), lambda n: [rng.standard_normal((n, n))]),
         ("eigvalsh", [A], pt.linalg.eigvalsh(A, None), lambda n: [spd(rng, n)]),
+        ("tridiagonal solve", [A, x], pt.linalg.solve(A, x, assume_a="tridiagonal"), lambda n: [tridiagonal(rng, n), rng.standard_normal(n)]),
     ]
     out = []
     for label, inputs, output, values in graphs:
-        for n in sizes:
+        for n in sizes + ([1000] if label == "tridiagonal solve" else []):
             if label == "eigvalsh" and n > 50:
                 continue  # cyclic Jacobi: about a second at n = 200
             out.append((label, f"n = {n}", inputs, output, values(n)))
