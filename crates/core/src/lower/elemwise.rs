@@ -51,6 +51,10 @@ fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[T
             .ok_or_else(|| format!("output dim {d} is dynamic but every input broadcasts there"))?;
         sizes.push(b.tensor_dim(src, d));
     }
+    if let (Some(stages), [out]) = (scalar::stages(op), outs) {
+        let output = generate_staged(b, op, stages.len(), ins, out, &sizes)?;
+        return Ok(Generated { outputs: vec![output], zero_division: None, zero_modulo: None });
+    }
     let out_dtypes: Vec<DType> = outs.iter().map(|t| t.dtype).collect();
     let (raises_div, raises_mod) = scalar::may_raise(op, &out_dtypes);
     let n_flags = usize::from(raises_div) + usize::from(raises_mod);
@@ -70,6 +74,50 @@ fn generate(b: &mut Block, op: &ScalarOp, ins: &[(Value, TensorType)], outs: &[T
         start = end;
     }
     Ok(generated)
+}
+
+/// A staged op (`scalar::stages`): a `linalg.generic` per stage, each reading the op's
+/// inputs as its operands and the previous stage's values (tensors of the output's shape)
+/// through `tensor.extract` at its own index: IREE fuses a producer that is an operand
+/// into its consumer's body, where one stage's loop would leave the others scalar too, but
+/// not one read so. The output.
+fn generate_staged(b: &mut Block, op: &ScalarOp, stages: usize, ins: &[(Value, TensorType)], out: &TensorType, sizes: &[Value]) -> Result<Value, String> {
+    let rank = out.ndim();
+    let carried_type = crate::mlir::TensorType::new(out.shape.clone(), scalar::stage_type(op, out.dtype)?);
+    let in_dtypes: Vec<DType> = ins.iter().map(|(_, t)| t.dtype).collect();
+    let maps = input_maps(ins, rank);
+    let mut carried: Vec<Value> = Vec::new();
+    for stage in 0..stages {
+        let last = stage + 1 == stages;
+        let inits: Vec<Value> = if last {
+            vec![b.tensor_empty(tensor_type(out), sizes)]
+        } else {
+            let yields = scalar::stage_yields(op, stage);
+            (0..yields).map(|_| b.tensor_empty(carried_type.clone(), sizes)).collect()
+        };
+        let mut stage_maps = maps.clone();
+        stage_maps.extend(std::iter::repeat_n(AffineMap::identity(rank), inits.len()));
+        let previous = carried.clone();
+        let operands: Vec<Value> = ins.iter().map(|(v, _)| v.clone()).collect();
+        carried = b.linalg_generic(&operands, &inits, &stage_maps, &vec![IteratorType::Parallel; rank], |body, args| {
+            let scalars: Vec<Scalar> = args.iter().zip(&in_dtypes).map(|(a, &dtype)| Scalar { value: load(body, a, dtype), dtype }).collect();
+            let at: Vec<Value> = (0..rank).map(|d| body.linalg_index(d)).collect();
+            let from_before: Vec<Value> = previous.iter().map(|t| body.tensor_extract(t, &at)).collect();
+            let values = scalar::lower_stage(body, op, &scalars, out.dtype, stage, &from_before)?;
+            Ok::<_, String>(if last { vec![store(body, &Scalar { value: values[0].clone(), dtype: out.dtype }, out.dtype)] } else { values })
+        })?;
+    }
+    Ok(carried[0].clone())
+}
+
+/// The indexing maps of `ins` in a generic over `rank` dims: PyTensor's broadcasting.
+fn input_maps(ins: &[(Value, TensorType)], rank: usize) -> Vec<AffineMap> {
+    ins.iter()
+        .map(|(_, t)| AffineMap {
+            dims: rank,
+            results: (0..rank).map(|d| if t.broadcastable(d) { AffineExpr::Constant(0) } else { AffineExpr::Dim(d) }).collect(),
+        })
+        .collect()
 }
 
 /// One `linalg.generic` of `generate`: the outputs `yielded` of `op`, and the error flags
@@ -93,15 +141,7 @@ fn generate_part(
             inits.push(b.tensor_empty(flag_type.clone(), sizes));
         }
     }
-    let mut maps: Vec<AffineMap> = ins
-        .iter()
-        .map(|(_, t)| AffineMap {
-            dims: rank,
-            results: (0..rank)
-                .map(|d| if t.broadcastable(d) { AffineExpr::Constant(0) } else { AffineExpr::Dim(d) })
-                .collect(),
-        })
-        .collect();
+    let mut maps = input_maps(ins, rank);
     maps.extend(std::iter::repeat_n(AffineMap::identity(rank), inits.len()));
     let iterators = vec![IteratorType::Parallel; rank];
     let in_dtypes: Vec<DType> = ins.iter().map(|(_, t)| t.dtype).collect();

@@ -7,7 +7,7 @@ use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{
     bessel, bessel_jv, bessel_real, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t,
-    polygamma, trig,
+    polygamma, trig, Stage,
 };
 
 /// IEEE 754 double: 52 fraction bits, exponent bias 1023.
@@ -236,11 +236,58 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
         return Err("complex dtypes are not supported".into());
     }
     let out = outs[0];
+    let v = with_native_flag(op, || lower_op(b, op, ins, out, flags));
+    Ok(vec![Scalar { value: v?, dtype: out }])
+}
+
+/// The stages of an op computed as a sequence of kernels (`scalar_math::Stage`), which
+/// elemwise.rs gives a bare `Elemwise` of it; None for the others (one kernel). Inside a
+/// `Composite` the stages run in its one kernel (`lower`).
+pub fn stages(op: &ScalarOp) -> Option<&'static [Stage]> {
+    match op {
+        ScalarOp::GammaIncInv => Some(&incomplete_gamma_inv::GAMMAINCINV),
+        ScalarOp::GammaIncCInv => Some(&incomplete_gamma_inv::GAMMAINCCINV),
+        _ => None,
+    }
+}
+
+/// How many values stage `stage` of `op` hands on.
+pub fn stage_yields(op: &ScalarOp, stage: usize) -> usize {
+    stages(op).map_or(1, |s| s[stage].yields)
+}
+
+/// The element type of the values a stage of `op` hands on: the type it works in.
+pub fn stage_type(op: &ScalarOp, out: DType) -> Result<ScalarType, String> {
+    with_native_flag(op, || {
+        if !out.is_float() {
+            return Err(format!("float function to {out}"));
+        }
+        Ok(work_type(scalar_type(out)))
+    })
+}
+
+/// Stage `stage` of `op` (`stages`) on the op's inputs and the previous stage's values:
+/// its values, the last stage's one value converted to the output's dtype.
+pub fn lower_stage(b: &mut Block, op: &ScalarOp, ins: &[Scalar], out: DType, stage: usize, carried: &[Value]) -> Result<Vec<Value>, String> {
+    let stages = stages(op).ok_or("not a staged op")?;
+    with_native_flag(op, || {
+        let xs: Vec<&Scalar> = ins.iter().collect();
+        let (args, ty, work) = own_math_args(b, &xs, out)?;
+        let mut values = (stages[stage].run)(b, &args, carried);
+        if stage + 1 == stages.len() && work != ty {
+            values[0] = b.cast(Cast::TruncF, &values[0], ty);
+        }
+        Ok(values)
+    })
+}
+
+/// Runs `body` with the flag `widen_this_f32` reads set for `op`, as `lower` does.
+fn with_native_flag<T>(op: &ScalarOp, body: impl FnOnce() -> T) -> T {
     let native = TARGET.with(|t| t.get().native_f32) && native_f32_op(op);
     let previous = NATIVE_OP.with(|n| n.replace(native));
-    let v = lower_op(b, op, ins, out, flags);
+    let r = body();
     NATIVE_OP.with(|n| n.set(previous));
-    Ok(vec![Scalar { value: v?, dtype: out }])
+    r
 }
 
 /// The float32 functions computed in f32 where the target allows it (`native_f32`,
@@ -1183,6 +1230,15 @@ fn own_math4(
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 
+/// The type an `own_math` function computes in for results of type `ty`.
+fn work_type(ty: ScalarType) -> ScalarType {
+    match ty {
+        ScalarType::F64 => ScalarType::F64,
+        _ if widen_this_f32() => ScalarType::F64,
+        _ => ScalarType::F32,
+    }
+}
+
 /// The arguments of an `own_math` function at the type it works in: (arguments, the
 /// output's type, the working type).
 fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value>, ScalarType, ScalarType), String> {
@@ -1190,11 +1246,7 @@ fn own_math_args(b: &mut Block, xs: &[&Scalar], out: DType) -> Result<(Vec<Value
         return Err(format!("float function to {out}"));
     }
     let ty = scalar_type(out);
-    let work = match ty {
-        ScalarType::F64 => ScalarType::F64,
-        _ if widen_this_f32() => ScalarType::F64,
-        _ => ScalarType::F32,
-    };
+    let work = work_type(ty);
     let args = xs
         .iter()
         .map(|x| {

@@ -942,9 +942,10 @@ fn parts(f: &mut F, a: &Value, x: &Value, with_temme: bool, straight: bool) -> P
 
 /// (P(a, x), Q(a, x), x P'(x) = x^a e^-x / Gamma(a)) for a > 0, x > 0 finite, without the
 /// special values or the clamping to [0, 1]: what the inverses' Newton steps need (nan
-/// past the loops' iteration cap, as `parts`).
-pub(super) fn tails_and_density(f: &mut F, a: &Value, x: &Value) -> (Value, Value, Value) {
-    let parts = parts(f, a, x, true, false);
+/// past the loops' iteration cap, as `parts`). `straight`: as `parts`' (no loop or branch:
+/// a kernel of it vectorizes, each lane paying for every region's code).
+pub(super) fn tails_and_density(f: &mut F, a: &Value, x: &Value, straight: bool) -> (Value, Value, Value) {
+    let parts = parts(f, a, x, true, straight);
     let x_density = f.mul(&parts.prefactor, a);
     (parts.p, parts.q, x_density)
 }

@@ -23,6 +23,30 @@ pub mod trig;
 
 use crate::mlir::{Arith, Block, Cast, CmpF, MathUnary, ScalarType, Value};
 
+/// One stage of a function computed as a sequence of kernels (elemwise.rs gives each
+/// stage of a bare `Elemwise` its own `linalg.generic`, reading the values the stage before
+/// yields through `tensor.extract`, which IREE does not fuse into one body). What it is
+/// for: a loop anywhere in a kernel leaves all of it scalar code, so a root finder's start
+/// and first steps (straight-line, 8 f64 lanes at once on AVX-512) are one stage, its loop
+/// for the lanes still unsettled another, and what follows a third.
+pub struct Stage {
+    /// How many values it yields: the next stage's `carried` (the last stage's one value
+    /// is the result).
+    pub yields: usize,
+    /// (block, the function's arguments, the previous stage's values) -> its values.
+    pub run: fn(&mut Block, &[Value], &[Value]) -> Vec<Value>,
+}
+
+/// All of `stages` in one kernel (a staged function inside a `Composite`): the result.
+pub fn run_stages(b: &mut Block, stages: &[Stage], args: &[Value]) -> Value {
+    let mut carried = Vec::new();
+    for stage in stages {
+        carried = (stage.run)(b, args, &carried);
+        debug_assert_eq!(carried.len(), stage.yields);
+    }
+    carried.pop().expect("a stage list ends with the result")
+}
+
 /// A constant per float type: (f64 value, f32 value).
 pub type PerType = (f64, f64);
 

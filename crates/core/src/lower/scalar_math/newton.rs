@@ -41,6 +41,74 @@ pub(super) struct Step {
     pub exact: Value,
 }
 
+/// The iteration's state, per lane: the step count, x, the bracket [lo, hi], and the
+/// last step's relative size (0 once it stopped: see the module comment).
+pub(super) struct State(pub [Value; 5]);
+
+impl State {
+    /// The state before the first step from `x0` within [lo, hi]; lanes with `start_done`
+    /// true keep x0.
+    pub fn new(f: &mut F, x0: &Value, start_done: &Value, lo: &Value, hi: &Value) -> State {
+        let zero = f.c(0.0);
+        let one = f.c(1.0);
+        let first = f.sel(start_done, &zero, &one);
+        State([zero, x0.clone(), lo.clone(), hi.clone(), first])
+    }
+
+    /// From the values `values` gave (a stage's carried values: elemwise.rs).
+    pub fn from_values(v: &[Value]) -> State {
+        State([v[0].clone(), v[1].clone(), v[2].clone(), v[3].clone(), v[4].clone()])
+    }
+
+    pub fn values(&self) -> Vec<Value> {
+        self.0.to_vec()
+    }
+
+    pub fn x(&self) -> &Value {
+        &self.0[1]
+    }
+}
+
+/// Whether the iteration goes on from `v` (a `State`'s values): the last step was not
+/// below the tolerance and the count is below `steps`.
+fn going(g: &mut F, v: &[Value], steps: f64) -> Value {
+    let tol = g.k(STEP_TOLERANCE);
+    let go_on = g.cmp(CmpF::Ogt, &v[4], &tol);
+    let max = g.c(steps);
+    let more = g.cmp(CmpF::Olt, &v[0], &max);
+    g.and(&go_on, &more)
+}
+
+/// `count` steps as straight-line code, each taken only by the lanes still `going`: no
+/// loop, so IREE vectorizes a kernel of it (and of a `step` with no loop or branch). The
+/// lanes it leaves going are `newton_loop`'s.
+pub(super) fn unrolled(f: &mut F, state: State, count: usize, steps: f64, step: &dyn Fn(&mut F, &Value) -> Step) -> State {
+    let mut v = state.values();
+    for _ in 0..count {
+        let go = going(f, &v, steps);
+        let next = advance(f, &v, step);
+        v = v.iter().zip(&next).map(|(old, new)| f.sel(&go, new, old)).collect();
+    }
+    State::from_values(&v)
+}
+
+/// The iteration to its end from `state`, as one `scf.while` (the kernel is scalar code).
+pub(super) fn newton_loop(f: &mut F, state: State, steps: f64, step: &dyn Fn(&mut F, &Value) -> Step) -> State {
+    let ty = f.ty;
+    let done = f.b.scf_while(
+        &state.values(),
+        |c, v| {
+            let mut g = F { b: c, ty };
+            going(&mut g, v, steps)
+        },
+        |l, v| {
+            let mut g = F { b: l, ty };
+            advance(&mut g, v, step)
+        },
+    );
+    State::from_values(&done)
+}
+
 /// The root from `x0` within [lo, hi], at most `steps` evaluations of `step`; lanes with
 /// `start_done` true keep x0.
 pub(super) fn bracketed_newton(
@@ -50,64 +118,51 @@ pub(super) fn bracketed_newton(
     lo: &Value,
     hi: &Value,
     steps: f64,
-    step: impl FnOnce(&mut F, &Value) -> Step,
+    step: &dyn Fn(&mut F, &Value) -> Step,
 ) -> Value {
-    let ty = f.ty;
-    let zero = f.c(0.0);
-    let one = f.c(1.0);
-    let first = f.sel(start_done, &zero, &one);
-    // State: step count, x, lo, hi, the last step's relative size.
-    let done = f.b.scf_while(
-        &[zero, x0.clone(), lo.clone(), hi.clone(), first],
-        |c, v| {
-            let mut g = F { b: c, ty };
-            let tol = g.k(STEP_TOLERANCE);
-            let go_on = g.cmp(CmpF::Ogt, &v[4], &tol);
-            let max = g.c(steps);
-            let more = g.cmp(CmpF::Olt, &v[0], &max);
-            g.and(&go_on, &more)
-        },
-        |l, v| {
-            let mut g = F { b: l, ty };
-            let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
-            let zero = g.c(0.0);
-            let one = g.c(1.0);
-            let Step { past, next, exact } = step(&mut g, x);
-            let hi = g.sel(&past, x, hi);
-            let lo = g.sel(&past, lo, x);
-            let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
-            let in_hi = g.cmp(CmpF::Olt, &next, &hi);
-            let inside = g.and(&in_lo, &in_hi);
-            let below = g.cmp(CmpF::Ole, &next, &lo);
-            let end = g.sel(&below, &lo, &hi);
-            let miss = g.sub(&next, &end);
-            let miss = g.abs(&miss);
-            let near = g.k(NEAR_END);
-            let near = g.mul(&end, &near);
-            let at_end = g.cmp(CmpF::Ole, &miss, &near);
-            let mid = bracket_middle(&mut g, &lo, &hi);
-            let fallback = g.sel(&at_end, &end, &mid);
-            let next = g.sel(&inside, &next, &fallback);
-            let change = g.sub(&next, x);
-            let change = g.abs(&change);
-            let size = g.div(&change, &next);
-            // A small step not 4 times below the last one: stalled (size 0 stops). Newton's
-            // or not: about the root, the residual's rounding also sends steps out of the
-            // bracket's ends.
-            let stall = g.k(STALL);
-            let small = g.cmp(CmpF::Olt, &size, &stall);
-            let quarter = g.c(0.25);
-            let shrunk = g.mul(&v[4], &quarter);
-            let not_shrinking = g.cmp(CmpF::Ogt, &size, &shrunk);
-            let stalled = g.and(&small, &not_shrinking);
-            let stop = g.or(&exact, &stalled);
-            let size_out = g.sel(&stop, &zero, &size);
-            let next = g.sel(&exact, x, &next);
-            let n = g.add(n, &one);
-            vec![n, next, lo, hi, size_out]
-        },
-    );
-    done[1].clone()
+    let state = State::new(f, x0, start_done, lo, hi);
+    newton_loop(f, state, steps, step).x().clone()
+}
+
+/// One step from the state `v`: the function at x, the bracket narrowed, Newton's point
+/// (or the bracket's, see the module comment), and the step's size.
+fn advance(g: &mut F, v: &[Value], step: &dyn Fn(&mut F, &Value) -> Step) -> Vec<Value> {
+    let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
+    let zero = g.c(0.0);
+    let one = g.c(1.0);
+    let Step { past, next, exact } = step(g, x);
+    let hi = g.sel(&past, x, hi);
+    let lo = g.sel(&past, lo, x);
+    let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
+    let in_hi = g.cmp(CmpF::Olt, &next, &hi);
+    let inside = g.and(&in_lo, &in_hi);
+    let below = g.cmp(CmpF::Ole, &next, &lo);
+    let end = g.sel(&below, &lo, &hi);
+    let miss = g.sub(&next, &end);
+    let miss = g.abs(&miss);
+    let near = g.k(NEAR_END);
+    let near = g.mul(&end, &near);
+    let at_end = g.cmp(CmpF::Ole, &miss, &near);
+    let mid = bracket_middle(g, &lo, &hi);
+    let fallback = g.sel(&at_end, &end, &mid);
+    let next = g.sel(&inside, &next, &fallback);
+    let change = g.sub(&next, x);
+    let change = g.abs(&change);
+    let size = g.div(&change, &next);
+    // A small step not 4 times below the last one: stalled (size 0 stops). Newton's
+    // or not: about the root, the residual's rounding also sends steps out of the
+    // bracket's ends.
+    let stall = g.k(STALL);
+    let small = g.cmp(CmpF::Olt, &size, &stall);
+    let quarter = g.c(0.25);
+    let shrunk = g.mul(&v[4], &quarter);
+    let not_shrinking = g.cmp(CmpF::Ogt, &size, &shrunk);
+    let stalled = g.and(&small, &not_shrinking);
+    let stop = g.or(&exact, &stalled);
+    let size_out = g.sel(&stop, &zero, &size);
+    let next = g.sel(&exact, x, &next);
+    let n = g.add(n, &one);
+    vec![n, next, lo, hi, size_out]
 }
 
 /// The middle of the bracket [lo, hi] (lo >= 0, hi <= inf, not both ends open).
