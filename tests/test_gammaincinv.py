@@ -108,3 +108,31 @@ def test_gammaincinv_gradient_like_the_c_backend():
     pv = np.array([0.3, 0.5, 0.01, 0.9, 0.999, 1e-8, 0.6])
     assert_same(f(kv, pv), ref(kv, pv), rtol=1e-11)
 
+
+
+def test_staged_kernels_broadcast_and_agree_with_the_fused_form():
+    """A bare Elemwise of an inverse is two kernels (scalar_math::Stage: the second reads
+    the first's values through tensor.extract at its own index); fused into a Composite
+    with other ops it is one kernel running both stages. Both against the C backend with
+    broadcasting inputs (a row of a, a matrix of p), and 0-d inputs (no index at all)."""
+    a, p = pt.row("a", dtype="float64"), pt.dmatrix("p")
+    f, ref = compile_both([a, p], [pt.gammaincinv(a, p)])
+    assert f.maker.linker.mlir.count("tensor.extract") >= 5, "the stages' hand-over"
+    fused_out = [pt.exp(-pt.gammaincinv(a, p)) * 2.0]
+    fused, fused_ref = compile_both([a, p], fused_out)
+    assert "Composite" in scalar_ops(fused)
+    rng = np.random.default_rng(5)
+    av = 10.0 ** rng.uniform(-2, 3, (1, 7))
+    pv = np.concatenate([rng.uniform(0, 1, (4, 7)), 10.0 ** rng.uniform(-300, -1, (2, 7)), np.full((1, 7), 0.5)])
+    pv[0, :3] = [0.0, 1.0, np.nan]
+    for got, want in zip(f(av, pv), ref(av, pv)):
+        assert_same(got, want, rtol=1e-11)
+    for got, want in zip(fused(av, pv), fused_ref(av, pv)):
+        assert_same(got, want, rtol=1e-11)
+    got_bare = f(av, pv)
+    got_fused = fused(av, pv)
+    assert_same(got_fused[0], np.exp(-got_bare[0]) * 2.0, rtol=1e-15)
+    s, q = pt.dscalar("s"), pt.dscalar("q")
+    g, g_ref = compile_both([s, q], pt.gammainccinv(s, q))
+    for sv, qv in [(3.5, 0.25), (0.02, 1e-200), (-1.0, 0.5)]:
+        assert_same(g(sv, qv), g_ref(sv, qv), rtol=1e-12)

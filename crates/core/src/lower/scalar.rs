@@ -6,6 +6,7 @@ use crate::ir::{ScalarGraph, ScalarLoop, ScalarOp};
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, MathUnary, ScalarType, Value};
 
 use super::scalar_math::{
+    self,
     bessel, bessel_jv, bessel_real, beta, beta_inv, erf, exp_log, gamma, hyp2f1, incomplete_gamma, incomplete_gamma_inv, owens_t,
     polygamma, trig, Stage,
 };
@@ -247,6 +248,7 @@ pub fn stages(op: &ScalarOp) -> Option<&'static [Stage]> {
     match op {
         ScalarOp::GammaIncInv => Some(&incomplete_gamma_inv::GAMMAINCINV),
         ScalarOp::GammaIncCInv => Some(&incomplete_gamma_inv::GAMMAINCCINV),
+        ScalarOp::BetaIncInv => Some(&beta_inv::BETAINCINV),
         _ => None,
     }
 }
@@ -273,7 +275,7 @@ pub fn lower_stage(b: &mut Block, op: &ScalarOp, ins: &[Scalar], out: DType, sta
     with_native_flag(op, || {
         let xs: Vec<&Scalar> = ins.iter().collect();
         let (args, ty, work) = own_math_args(b, &xs, out)?;
-        let mut values = (stages[stage].run)(b, &args, carried);
+        let mut values = float32_result(ty, work, || (stages[stage].run)(b, &args, carried));
         if stage + 1 == stages.len() && work != ty {
             values[0] = b.cast(Cast::TruncF, &values[0], ty);
         }
@@ -1195,14 +1197,14 @@ fn scale_by_double(b: &mut Block, x: &Scalar, out: DType, c: f64) -> Result<Valu
 /// runs on the device's f32 exp and log. float16 goes through the wider of the two.
 fn own_math(b: &mut Block, x: &Scalar, out: DType, f: fn(&mut Block, &Value) -> Value) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &[x], out)?;
-    let r = f(b, &args[0]);
+    let r = float32_result(ty, work, || f(b, &args[0]));
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 
 /// `own_math` for a function of two arguments (atan2), both converted to the output dtype.
 fn own_math2(b: &mut Block, x: &Scalar, y: &Scalar, out: DType, f: fn(&mut Block, &Value, &Value) -> Value) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &[x, y], out)?;
-    let r = f(b, &args[0], &args[1]);
+    let r = float32_result(ty, work, || f(b, &args[0], &args[1]));
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 
@@ -1214,7 +1216,7 @@ fn own_math3(
     f: fn(&mut Block, &Value, &Value, &Value) -> Value,
 ) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &xs, out)?;
-    let r = f(b, &args[0], &args[1], &args[2]);
+    let r = float32_result(ty, work, || f(b, &args[0], &args[1], &args[2]));
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
 }
 
@@ -1226,8 +1228,14 @@ fn own_math4(
     f: fn(&mut Block, &Value, &Value, &Value, &Value) -> Value,
 ) -> Result<Value, String> {
     let (args, ty, work) = own_math_args(b, &xs, out)?;
-    let r = f(b, &args[0], &args[1], &args[2], &args[3]);
+    let r = float32_result(ty, work, || f(b, &args[0], &args[1], &args[2], &args[3]));
     Ok(if work == ty { r } else { b.cast(Cast::TruncF, &r, ty) })
+}
+
+/// `body` (an `own_math` function's code) told whether it computes in f64 for a float32
+/// result (`scalar_math::float32_result`).
+fn float32_result<T>(ty: ScalarType, work: ScalarType, body: impl FnOnce() -> T) -> T {
+    scalar_math::with_float32_result(ty == ScalarType::F32 && work == ScalarType::F64, body)
 }
 
 /// The type an `own_math` function computes in for results of type `ty`.

@@ -16,6 +16,7 @@
 //!   approximation mapped through p / (p + q e^(2w)) (Abramowitz and Stegun 26.5.22, the
 //!   normal quantile from our erfcinv); below, the leading terms x^p / (p B) and
 //!   (1-x)^q / (q B) of the two tails, with B approximated so that they add up to one.
+//!   Computed in a kernel of its own as vector code, for both equations (`Stage`).
 //! - Newton on log I in log x (I is like x^p near 0: the step is multiplicative, x e^-s,
 //!   s = log(I / y) I / (x I'), x I' = x^p (1-x)^q / B / (1 - x) from beta.rs's power
 //!   term), with Halley's correction (the second derivative is the density's, no extra
@@ -34,7 +35,7 @@ use super::erf::erfcinv;
 use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
 use super::newton::{bracketed_newton, Step};
-use super::F;
+use super::{run_stages, Stage, F};
 use crate::mlir::{Arith, Block, CmpF, Value};
 
 /// The most Newton steps (each a betainc).
@@ -144,11 +145,11 @@ fn root_underflows(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
     f.cmp(CmpF::Oeq, &x, &zero)
 }
 
-/// x with I_x(p, q) = y for p, q > 0 finite, 0 < y < 1 (see the module comment).
-fn solve(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
+/// x with I_x(p, q) = y for p, q > 0 finite, 0 < y < 1 (see the module comment), from
+/// `start`'s x0.
+fn solve(f: &mut F, p: &Value, q: &Value, y: &Value, x0: &Value) -> Value {
     let zero = f.c(0.0);
     let one = f.c(1.0);
-    let x0 = start(f, p, q, y);
     // The lgammas of `root_underflows` only where it can hold. A lower bound of
     // log(p B(p, q)) = lgamma(p + 1) + lgamma(q) - lgamma(p + q): lgamma >= -0.1215 on the
     // positives, and lgamma(s) <= -log s below 1 (gamma(s + 1) <= 1), <= (s - 1/2) log s -
@@ -221,11 +222,42 @@ fn solve(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
         let factor = g.exp(&minus_s);
         let next = g.mul(x, &factor);
         let exact = g.cmp(CmpF::Oeq, &err, &zero);
-        Step { past, next, exact }
+        let scale = g.b.arith(Arith::MinimumF, x, &xc);
+        Step { past, next, exact, scale }
     })
 }
 
-pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
+/// The arguments on safe stand-ins (a = b = 1, y = 1/2) where they are special:
+/// (a, b, y, regular).
+fn setup(f: &mut F, a: &Value, b: &Value, y: &Value) -> (Value, Value, Value, Value) {
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let a_regular = f.inside(a, 0.0, f64::INFINITY);
+    let b_regular = f.inside(b, 0.0, f64::INFINITY);
+    let y_inside = f.inside(y, 0.0, 1.0);
+    let regular = f.all(&[&a_regular, &b_regular, &y_inside]);
+    let sa = f.sel(&regular, a, &one);
+    let sb = f.sel(&regular, b, &one);
+    let sy = f.sel(&regular, y, &half);
+    (sa, sb, sy, regular)
+}
+
+/// Stage one (vector code): the starting points of both equations, I_x(a, b) = y and the
+/// reflected I_z(b, a) = 1 - y (which one is solved needs I_(1/2)(a, b), a loop: stage
+/// two decides). About 30% of betaincinv's time where it ran as scalar code.
+fn starts(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
+    let mut f = F::new(blk, &args[2]);
+    let f = &mut f;
+    let (sa, sb, sy, _) = setup(f, &args[0], &args[1], &args[2]);
+    let one = f.c(1.0);
+    let yc = f.sub(&one, &sy);
+    vec![start(f, &sa, &sb, &sy), start(f, &sb, &sa, &yc)]
+}
+
+/// Stage two (scalar code): the equation, its root from stage one's start, and the
+/// special values.
+fn roots(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
+    let (a, b, y) = (&args[0], &args[1], &args[2]);
     let mut f = F::new(blk, y);
     let f = &mut f;
     let zero = f.c(0.0);
@@ -239,13 +271,7 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let y_low = f.cmp(CmpF::Oge, y, &zero);
     let y_high = f.cmp(CmpF::Ole, y, &one);
     let valid = f.all(&[&a_pos, &b_pos, &y_low, &y_high]);
-    let a_regular = f.inside(a, 0.0, f64::INFINITY);
-    let b_regular = f.inside(b, 0.0, f64::INFINITY);
-    let y_inside = f.inside(y, 0.0, 1.0);
-    let regular = f.all(&[&a_regular, &b_regular, &y_inside]);
-    let sa = f.sel(&regular, a, &one);
-    let sb = f.sel(&regular, b, &one);
-    let sy = f.sel(&regular, y, &half);
+    let (sa, sb, sy, _) = setup(f, a, b, y);
     // Reflect where y > 1/2 and the root is past 1/2, or y > 0.9: near 1, I is accurate
     // only absolutely, and a root with a small density there would be lost to it.
     // I_(1/2)(a, b) only decides for 1/2 < y <= 0.9: elsewhere the branch skips it (the
@@ -266,7 +292,8 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let q = f.sel(&upper, &sa, &sb);
     let yc = f.sub(&one, &sy);
     let t = f.sel(&upper, &yc, &sy);
-    let z = solve(f, &p, &q, &t);
+    let x0 = f.sel(&upper, &carried[1], &carried[0]);
+    let z = solve(f, &p, &q, &t, &x0);
     let zc = f.sub(&one, &z);
     let r = f.sel(&upper, &zc, &z);
     // Infinite parameters (y inside): all the mass at 1 (a) or at 0 (b); both: nan.
@@ -280,5 +307,12 @@ pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     let r = f.sel(&at_zero, &zero, &r);
     let at_one = f.cmp(CmpF::Oeq, y, &one);
     let r = f.sel(&at_one, &one, &r);
-    f.sel(&valid, &r, &nan)
+    vec![f.sel(&valid, &r, &nan)]
+}
+
+/// betaincinv(a, b, y) in two stages (see `Stage`).
+pub const BETAINCINV: [Stage; 2] = [Stage { yields: 2, run: starts }, Stage { yields: 1, run: roots }];
+
+pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
+    run_stages(blk, &BETAINCINV, &[a.clone(), b.clone(), y.clone()])
 }

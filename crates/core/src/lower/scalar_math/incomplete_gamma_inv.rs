@@ -199,7 +199,7 @@ fn step(g: &mut F, s: &Setup, x: &Value, straight: bool) -> Step {
     let factor = g.sel(&s.upper, &factor_upper, &factor_lower);
     let next = g.mul(x, &factor);
     let exact = g.cmp(CmpF::Oeq, &err, &zero);
-    Step { past, next, exact }
+    Step { past, next, exact, scale: x.clone() }
 }
 
 /// Steps taken as vector code in stage one: from the starting points most lanes settle

@@ -47,6 +47,25 @@ pub fn run_stages(b: &mut Block, stages: &[Stage], args: &[Value]) -> Value {
     carried.pop().expect("a stage list ends with the result")
 }
 
+thread_local! {
+    /// Whether the function being emitted computes in f64 for a float32 result (scalar.rs
+    /// widens float32 where the target has f64 math): its loops then need to stop only
+    /// well below float32's half ulp, not at f64's last bit (`F::tolerance`).
+    static FLOAT32_RESULT: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `body` with `FLOAT32_RESULT` set to `on`.
+pub fn with_float32_result<T>(on: bool, body: impl FnOnce() -> T) -> T {
+    let previous = FLOAT32_RESULT.with(|c| c.replace(on));
+    let r = body();
+    FLOAT32_RESULT.with(|c| c.set(previous));
+    r
+}
+
+/// A loop's relative stopping tolerance where f64 code serves a float32 result: an error
+/// of 1e-10 moves the rounded result by 0.002 of its ulp at most.
+pub const FLOAT32_RESULT_TOLERANCE: f64 = 1e-10;
+
 /// A constant per float type: (f64 value, f32 value).
 pub type PerType = (f64, f64);
 
@@ -73,6 +92,18 @@ impl<'a> F<'a> {
     pub fn k(&mut self, v: PerType) -> Value {
         let v = if self.f64() { v.0 } else { v.1 };
         self.b.constant_f64(v, self.ty)
+    }
+    /// A loop's stopping tolerance per type (`v`), or FLOAT32_RESULT_TOLERANCE where this
+    /// f64 code computes a float32 result.
+    pub fn tolerance(&mut self, v: PerType) -> Value {
+        if self.f64() && FLOAT32_RESULT.with(|c| c.get()) {
+            return self.c(FLOAT32_RESULT_TOLERANCE);
+        }
+        self.k(v)
+    }
+    /// Whether this f64 code computes a float32 result (see `FLOAT32_RESULT`).
+    pub fn for_float32(&self) -> bool {
+        self.f64() && FLOAT32_RESULT.with(|c| c.get())
     }
     /// A threshold per type.
     pub fn t(&mut self, f64_value: f64, f32_value: f64) -> Value {

@@ -31,6 +31,9 @@ const NEAR_END: (f64, f64) = (64.0 * 1.1102230246251565e-16, 64.0 * 5.9604644775
 /// (2^-36 stopped a slow, linear approach to a root near 1 at 1.3e5 ulps.)
 const STALL: (f64, f64) = (5.684341886080802e-14, 3.0517578125e-05);
 
+/// For a float32 result computed in f64: a Newton step below this (relative) is the last.
+const FLOAT32_STEP: f64 = 1e-6;
+
 /// What one step computes at x.
 pub(super) struct Step {
     /// x is past the root (it becomes the bracket's upper end).
@@ -39,6 +42,9 @@ pub(super) struct Step {
     pub next: Value,
     /// The residual is exactly 0 (x is the root).
     pub exact: Value,
+    /// What x's precision is relative to: x, or 1 - x for a root in (0, 1) whose distance
+    /// from 1 matters (betaincinv: near 1 a step of 1e-6 x could be 30% of 1 - x).
+    pub scale: Value,
 }
 
 /// The iteration's state, per lane: the step count, x, the bracket [lo, hi], and the
@@ -130,7 +136,7 @@ fn advance(g: &mut F, v: &[Value], step: &dyn Fn(&mut F, &Value) -> Step) -> Vec
     let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
     let zero = g.c(0.0);
     let one = g.c(1.0);
-    let Step { past, next, exact } = step(g, x);
+    let Step { past, next, exact, scale } = step(g, x);
     let hi = g.sel(&past, x, hi);
     let lo = g.sel(&past, lo, x);
     let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
@@ -159,6 +165,21 @@ fn advance(g: &mut F, v: &[Value], step: &dyn Fn(&mut F, &Value) -> Step) -> Vec
     let not_shrinking = g.cmp(CmpF::Ogt, &size, &shrunk);
     let stalled = g.and(&small, &not_shrinking);
     let stop = g.or(&exact, &stalled);
+    // For a float32 result (f64 code, `F::for_float32`) a Newton step (not the bracket's)
+    // below FLOAT32_STEP ends it where it is also below the square of the step before (the
+    // iteration converges at its order: what is left after a Halley step s is about s^3).
+    let stop = if g.for_float32() {
+        let small = g.c(FLOAT32_STEP);
+        let small = g.mul(&small, &scale);
+        let small = g.cmp(CmpF::Olt, &change, &small);
+        let square = g.mul(&v[4], &v[4]);
+        let fast = g.cmp(CmpF::Olt, &size, &square);
+        let newton = g.and(&small, &inside);
+        let newton = g.and(&newton, &fast);
+        g.or(&stop, &newton)
+    } else {
+        stop
+    };
     let size_out = g.sel(&stop, &zero, &size);
     let next = g.sel(&exact, x, &next);
     let n = g.add(n, &one);
