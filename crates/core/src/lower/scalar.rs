@@ -249,6 +249,8 @@ pub fn stages(op: &ScalarOp) -> Option<&'static [Stage]> {
         ScalarOp::GammaIncInv => Some(&incomplete_gamma_inv::GAMMAINCINV),
         ScalarOp::GammaIncCInv => Some(&incomplete_gamma_inv::GAMMAINCCINV),
         ScalarOp::BetaIncInv => Some(&beta_inv::BETAINCINV),
+        ScalarOp::Ive => Some(&bessel_real::IVE),
+        ScalarOp::Kve => Some(&bessel_real::KVE),
         _ => None,
     }
 }
