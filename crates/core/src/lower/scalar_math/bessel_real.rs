@@ -654,18 +654,7 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
                     let small = f.cmp(CmpF::Olt, x, &s_x);
                     f.and(&small, lanes)
                 }
-                None if f.f64() && !want_i => {
-                    let mut series = f.b.constant_int(0, ScalarType::I1);
-                    for (order, below) in K_SERIES {
-                        let s_x = f.c(below);
-                        let small = f.cmp(CmpF::Olt, x, &s_x);
-                        let s_n = f.c(order);
-                        let large = f.cmp(CmpF::Oge, n, &s_n);
-                        let here = f.and(&small, &large);
-                        series = f.or(&series, &here);
-                    }
-                    series
-                }
+                None if f.f64() && !want_i => kve_series_lanes(f, n, x),
                 _ => {
                     let r = ik_recurrences(f, n, x, want_i);
                     return vec![r.i, r.k, r.ok];
@@ -692,6 +681,21 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
         },
     );
     Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
+}
+
+/// Where kve's value is I_-n's series (`kve_series`): below K_SERIES' bounds of x for
+/// orders from theirs.
+fn kve_series_lanes(f: &mut F, n: &Value, x: &Value) -> Value {
+    let mut series = f.b.constant_int(0, ScalarType::I1);
+    for (order, below) in K_SERIES {
+        let s_x = f.c(below);
+        let small = f.cmp(CmpF::Olt, x, &s_x);
+        let s_n = f.c(order);
+        let large = f.cmp(CmpF::Oge, n, &s_n);
+        let here = f.and(&small, &large);
+        series = f.or(&series, &here);
+    }
+    series
 }
 
 /// `ik` in Hankel's region, x >= max(32, n^2).
@@ -1055,22 +1059,29 @@ impl RealOrder {
 /// there, 0 elsewhere. Most of the benchmark's points (about 58%) are such lanes, which as
 /// scalar code in `ik`'s branch ran the series one element at a time.
 fn ive_where_series(b: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
-    let (v, x) = (&args[0], &args[1]);
-    let mut f = F::new(b, x);
+    series_stage(b, args, |f, v, x| {
+        let o = RealOrder::new(f, v, x);
+        let s_x = f.c(I_SERIES_X);
+        let small = f.cmp(CmpF::Olt, &o.a_r, &s_x);
+        let i_only = f.not(&o.use_reflection);
+        let served = f.and(&small, &i_only);
+        let served = f.and(&served, &o.regular);
+        let series = ive_series(f, &o.n_r, &o.a_r);
+        let yes = f.b.constant_int(1, ScalarType::I1);
+        (o.special_values(f, v, x, &series, &yes, None), served)
+    })
+}
+
+/// A first stage of the arguments (v, x): `body`'s (value, where it serves), as the
+/// value and 1 or 0; f64 code only (elsewhere it serves no lane).
+fn series_stage(b: &mut Block, args: &[Value], body: impl FnOnce(&mut F, &Value, &Value) -> (Value, Value)) -> Vec<Value> {
+    let mut f = F::new(b, &args[1]);
     let f = &mut f;
     let zero = f.c(0.0);
     if !f.f64() {
         return vec![zero.clone(), zero];
     }
-    let o = RealOrder::new(f, v, x);
-    let s_x = f.c(I_SERIES_X);
-    let small = f.cmp(CmpF::Olt, &o.a_r, &s_x);
-    let i_only = f.not(&o.use_reflection);
-    let served = f.and(&small, &i_only);
-    let served = f.and(&served, &o.regular);
-    let series = ive_series(f, &o.n_r, &o.a_r);
-    let yes = f.b.constant_int(1, ScalarType::I1);
-    let r = o.special_values(f, v, x, &series, &yes, None);
+    let (r, served) = body(f, &args[0], &args[1]);
     let one = f.c(1.0);
     let flag = f.sel(&served, &one, &zero);
     vec![r, flag]
@@ -1078,12 +1089,18 @@ fn ive_where_series(b: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
 
 /// Stage two of ive (scalar code): the other lanes.
 fn ive_elsewhere(b: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
+    vec![unless_served(b, args, carried, ive_unstaged)]
+}
+
+/// Stage one's value (`carried`: the value, 1 where it serves) or `whole` of the arguments
+/// (v, x), as an `scf.if`: the lanes stage one served skip it.
+fn unless_served(b: &mut Block, args: &[Value], carried: &[Value], whole: fn(&mut Block, &Value, &Value) -> Value) -> Value {
     let ty = args[1].scalar();
     let mut f = F { b, ty };
     let half = f.c(0.5);
     let served = f.cmp(CmpF::Ogt, &carried[1], &half);
     let (v, x) = (args[0].clone(), args[1].clone());
-    vec![branch(&mut f, &served, |_| carried[0].clone(), |g| ive_unstaged(g.b, &v, &x))]
+    branch(&mut f, &served, |_| carried[0].clone(), |g| whole(g.b, &v, &x))
 }
 
 /// ive in two stages (`Stage`).
@@ -1122,39 +1139,18 @@ fn ive_unstaged(b: &mut Block, v: &Value, x: &Value) -> Value {
 /// series lanes: regular arguments below K_SERIES' bounds; f64 code), and 1 there, 0
 /// elsewhere.
 fn kve_where_series(b: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
-    let (v, x) = (&args[0], &args[1]);
-    let mut f = F::new(b, x);
-    let f = &mut f;
-    let zero = f.c(0.0);
-    if !f.f64() {
-        return vec![zero.clone(), zero];
-    }
-    let n = f.abs(v);
-    let (regular, _, _, n_r, x_r) = regular_lanes(f, &n, x);
-    let mut served = f.b.constant_int(0, ScalarType::I1);
-    for (order, below) in K_SERIES {
-        let s_x = f.c(below);
-        let small = f.cmp(CmpF::Olt, &x_r, &s_x);
-        let s_n = f.c(order);
-        let large = f.cmp(CmpF::Oge, &n_r, &s_n);
-        let here = f.and(&small, &large);
-        served = f.or(&served, &here);
-    }
-    let served = f.and(&served, &regular);
-    let r = kve_series(f, &n_r, &x_r);
-    let one = f.c(1.0);
-    let flag = f.sel(&served, &one, &zero);
-    vec![r, flag]
+    series_stage(b, args, |f, v, x| {
+        let n = f.abs(v);
+        let (regular, _, _, n_r, x_r) = regular_lanes(f, &n, x);
+        let served = kve_series_lanes(f, &n_r, &x_r);
+        let served = f.and(&served, &regular);
+        (kve_series(f, &n_r, &x_r), served)
+    })
 }
 
 /// Stage two of kve (scalar code): the other lanes.
 fn kve_elsewhere(b: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
-    let ty = args[1].scalar();
-    let mut f = F { b, ty };
-    let half = f.c(0.5);
-    let served = f.cmp(CmpF::Ogt, &carried[1], &half);
-    let (v, x) = (args[0].clone(), args[1].clone());
-    vec![branch(&mut f, &served, |_| carried[0].clone(), |g| kve_unstaged(g.b, &v, &x))]
+    vec![unless_served(b, args, carried, kve_unstaged)]
 }
 
 /// kve in two stages (`Stage`).
