@@ -34,7 +34,7 @@ use super::beta::{betainc_core, branch};
 use super::erf::erfcinv;
 use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
-use super::newton::{bracketed_newton, Step};
+use super::newton::{bracketed_newton, halley, Step};
 use super::{run_stages, Stage, F};
 use crate::mlir::{Arith, Block, CmpF, Value};
 
@@ -201,23 +201,15 @@ fn solve(f: &mut F, p: &Value, q: &Value, y: &Value, x0: &Value) -> Value {
         let ratio = g.mul(&i, &xc);
         let ratio = g.div(&ratio, &pre);
         let s = g.mul(&log_ratio, &ratio);
-        // Halley's correction: s / (1 - h ((p - (q - 1) x / (1 - x)) I / (x I') - 1) / 2),
-        // h = log(I / y), from d log(x I') / d log x = p - (q - 1) x / (1 - x); kept within
-        // [1/2, 4] far from the root (never backwards, at most twice Newton's step).
-        let half = g.c(0.5);
+        // Halley's correction (newton.rs): k = (p - (q - 1) x / (1 - x)) I / (x I') - 1, from
+        // d log(x I') / d log x = p - (q - 1) x / (1 - x).
         let qm1 = g.sub(&q, &one);
         let odds = g.div(x, &xc);
         let k = g.mul(&qm1, &odds);
         let k = g.sub(&p, &k);
         let k = g.mul(&k, &ratio);
         let k = g.sub(&k, &one);
-        let t = g.mul(&log_ratio, &k);
-        let t = g.mul(&t, &half);
-        let d = g.sub(&one, &t);
-        let d = g.b.arith(Arith::MaximumF, &d, &half);
-        let four = g.c(4.0);
-        let d = g.b.arith(Arith::MinimumF, &d, &four);
-        let s = g.div(&s, &d);
+        let s = halley(g, &s, &log_ratio, &k);
         let minus_s = g.neg(&s);
         let factor = g.exp(&minus_s);
         let next = g.mul(x, &factor);

@@ -42,7 +42,7 @@ use super::exp_log::{log1p, log_dd};
 use super::gamma::{lgamma1p, lgamma_positive};
 use super::beta::branch;
 use super::incomplete_gamma::{p_series, tails_and_density};
-use super::newton::{newton_loop, unrolled, State, Step};
+use super::newton::{halley, newton_loop, unrolled, State, Step};
 use super::{run_stages, Stage, F};
 use crate::mlir::{Arith, Block, CmpF, Value};
 
@@ -160,7 +160,6 @@ fn setup(f: &mut F, a: &Value, y: &Value, lower: bool) -> Setup {
 fn step(g: &mut F, s: &Setup, x: &Value, straight: bool) -> Step {
     let zero = g.c(0.0);
     let one = g.c(1.0);
-    let half = g.c(0.5);
     let (big_p, big_q, x_density) = tails_and_density(g, &s.a, x, straight);
     let tail = g.sel(&s.upper, &big_q, &big_p);
     let target = g.sel(&s.upper, &s.q, &s.p);
@@ -174,10 +173,8 @@ fn step(g: &mut F, s: &Setup, x: &Value, straight: bool) -> Step {
     let h = log1p(g.b, &rel);
     let ratio = g.div(&tail, &x_density);
     let newton = g.mul(&h, &ratio);
-    // Halley divides s by 1 - h g'' / (2 g'^2) of the function g solved: lower, g(log x) =
-    // log P - log p, that is 1 - h ((a - x) T / (x T') - 1) / 2; upper, g(x) = log Q - log q,
-    // 1 + h ((a - 1 - x) T / (x T') + 1) / 2. Far from the root (a large h) the
-    // correction is kept within [1/2, 4]: never a step backwards, at most twice Newton's.
+    // Halley's correction (newton.rs): k = (a - x) T / (x T') - 1 for g(log x) = log P -
+    // log p, and -((a - 1 - x) T / (x T') + 1) for g(x) = log Q - log q.
     let am1 = g.sub(&s.a, &one);
     let shift = g.sel(&s.upper, &am1, &s.a);
     let k = g.sub(&shift, x);
@@ -185,14 +182,9 @@ fn step(g: &mut F, s: &Setup, x: &Value, straight: bool) -> Step {
     let minus_one = g.c(-1.0);
     let sign = g.sel(&s.upper, &one, &minus_one);
     let k = g.add(&k, &sign);
-    let t = g.mul(&h, &k);
-    let t = g.mul(&t, &half);
-    let t = g.mul(&t, &sign);
-    let d = g.add(&one, &t);
-    let d = g.b.arith(Arith::MaximumF, &d, &half);
-    let four = g.c(4.0);
-    let d = g.b.arith(Arith::MinimumF, &d, &four);
-    let s_step = g.div(&newton, &d);
+    let k = g.mul(&k, &sign);
+    let k = g.neg(&k);
+    let s_step = halley(g, &newton, &h, &k);
     let minus_s = g.neg(&s_step);
     let factor_lower = g.exp(&minus_s);
     let factor_upper = g.add(&one, &s_step);

@@ -18,7 +18,7 @@
 //!   among others with steps of 5-10e-16 about the root, in the far tails with 1e-14).
 
 use super::F;
-use crate::mlir::{CmpF, Value};
+use crate::mlir::{Arith, CmpF, Value};
 
 /// The iteration stops once a step is below this many ulps of x (per type).
 const STEP_TOLERANCE: (f64, f64) = (4.0 * 1.1102230246251565e-16, 4.0 * 5.960464477539063e-08);
@@ -184,6 +184,22 @@ fn advance(g: &mut F, v: &[Value], step: &dyn Fn(&mut F, &Value) -> Step) -> Vec
     let next = g.sel(&exact, x, &next);
     let n = g.add(n, &one);
     vec![n, next, lo, hi, size_out]
+}
+
+/// Halley's step from Newton's step `s` = g / g' for the equation g = 0: s / (1 - h k / 2)
+/// with h = g (the residual) and k = g'' / g'^2, which the callers write out (the inverses'
+/// second derivatives come from the density at no extra cost). Far from the root the
+/// divisor is kept within [1/2, 4]: never a step backwards, at most twice Newton's.
+pub(super) fn halley(f: &mut F, s: &Value, h: &Value, k: &Value) -> Value {
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let four = f.c(4.0);
+    let t = f.mul(h, k);
+    let t = f.mul(&t, &half);
+    let d = f.sub(&one, &t);
+    let d = f.b.arith(Arith::MaximumF, &d, &half);
+    let d = f.b.arith(Arith::MinimumF, &d, &four);
+    f.div(s, &d)
 }
 
 /// The middle of the bracket [lo, hi] (lo >= 0, hi <= inf, not both ends open).
