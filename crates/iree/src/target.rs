@@ -244,6 +244,13 @@ const NO_DEMOTION: [&str; 3] = [
     "--iree-vm-target-truncate-unsupported-floats=false",
 ];
 
+/// For a module with no tensor known at compile time (nothing for IREE to evaluate ahead):
+/// IREE 3.13's constant-expression hoisting analyses every operation, the scalar ones in
+/// kernel bodies too, and on the long bodies of the special functions it was most of the
+/// compile: gammaincinv's module 20.3 -> 9.2 s (`iree-compile --mlir-timing`:
+/// ConstExprAnalysis 11.5 s, JitGlobals 3.0 s).
+pub const NO_CONSTANT_EVALUATION: [&str; 2] = ["--iree-opt-const-eval=false", "--iree-opt-const-expr-hoisting=false"];
+
 /// A dtype the target cannot compute; `Display` says which and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{element:?} is not available on {target}: {reason}")]

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
 use pytensor_mlir_core::{Lowered, ScalarTarget};
-use pytensor_mlir_iree::{Compiler, ExecutionModel, DiskCache, Function, HostInput, Module, Target, VulkanFeatures};
+use pytensor_mlir_iree::{Compiler, ExecutionModel, DiskCache, Function, HostInput, Module, Target, VulkanFeatures, NO_CONSTANT_EVALUATION};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
@@ -79,7 +79,10 @@ fn execution_model(lowered: &Lowered, target: &Target) -> ExecutionModel {
 /// The module compiled for `target` (or taken from the disk cache); the MLIR and flags
 /// it was compiled from.
 fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compiler) -> PyResult<(Vec<u8>, String, Vec<String>)> {
-    let flags = target.flags_for(execution_model(lowered, target));
+    let mut flags = target.flags_for(execution_model(lowered, target));
+    if !lowered.constant_tensors {
+        flags.extend(NO_CONSTANT_EVALUATION.iter().map(|f| f.to_string()));
+    }
     let module = target.module(&lowered.mlir);
     let key = DiskCache::key(&module, &flags, &compiler.revision());
     backend::dump(&key, &module, &flags)?;
