@@ -18,6 +18,7 @@ import pytensor.tensor as pt
 import pytest
 
 from conftest import C, MLIR, assert_same, compile_both
+from test_elemwise import scalar_ops
 from ulp import exact, ulp_errors
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
@@ -118,6 +119,33 @@ def test_betainc_distribution_cdfs():
         # Relative to the larger of the value and 1e-300: far tails are compared absolutely.
         tol = 1e-11 if g.dtype == np.float64 else 2e-5
         np.testing.assert_allclose(g, w, rtol=tol, atol=1e-290 if g.dtype == np.float64 else 1e-37)
+
+
+def test_betainc_staged_kernels_broadcast_and_agree_with_the_fused_form():
+    """A bare betainc is two kernels (its power term as vector code, then the series or the
+    continued fraction: scalar_math::Stage); inside a Composite one kernel runs both. Both
+    against the C backend on broadcasting inputs (a row of a, a column of b, a matrix of x
+    with special values), the fused result equal to the bare one put through the same ops,
+    and 0-d inputs."""
+    a, b, x = pt.row("a", dtype="float64"), pt.col("b", dtype="float64"), pt.dmatrix("x")
+    f, ref = compile_both([a, b, x], [pt.betainc(a, b, x)])
+    mlir = f.maker.linker.mlir
+    assert mlir.count("linalg.generic") == 2 and "tensor.extract" in mlir, "the stages and their hand-over"
+    fused, fused_ref = compile_both([a, b, x], [pt.exp(-pt.betainc(a, b, x)) * 2.0])
+    assert "Composite" in scalar_ops(fused)
+    rng = np.random.default_rng(8)
+    av = 10.0 ** rng.uniform(-1, 2, (1, 6))
+    bv = 10.0 ** rng.uniform(-1, 2, (5, 1))
+    xv = rng.uniform(0, 1, (5, 6))
+    xv[0, :4] = [0.0, 1.0, np.nan, 1.5]
+    av[0, 5], bv[4, 0] = -1.0, 0.0
+    for got, want in [(f(av, bv, xv), ref(av, bv, xv)), (fused(av, bv, xv), fused_ref(av, bv, xv))]:
+        assert_same(got[0], want[0], rtol=1e-11)
+    assert_same(fused(av, bv, xv)[0], np.exp(-f(av, bv, xv)[0]) * 2.0, rtol=1e-15)
+    s, t, y = pt.dscalar("s"), pt.dscalar("t"), pt.dscalar("y")
+    g, g_ref = compile_both([s, t, y], pt.betainc(s, t, y))
+    for args in [(2.5, 3.5, 0.3), (40.0, 0.5, 0.99), (0.1, 20.0, 1e-5), (1.0, -1.0, 0.5)]:
+        assert_same(g(*args), g_ref(*args), rtol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

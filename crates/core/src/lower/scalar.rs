@@ -248,6 +248,7 @@ pub fn stages(op: &ScalarOp) -> Option<&'static [Stage]> {
     match op {
         ScalarOp::GammaIncInv => Some(&incomplete_gamma_inv::GAMMAINCINV),
         ScalarOp::GammaIncCInv => Some(&incomplete_gamma_inv::GAMMAINCCINV),
+        ScalarOp::BetaInc => Some(&beta::BETAINC),
         ScalarOp::BetaIncInv => Some(&beta_inv::BETAINCINV),
         ScalarOp::Ive => Some(&bessel_real::IVE),
         ScalarOp::Kve => Some(&bessel_real::KVE),

@@ -1,8 +1,10 @@
 //! The regularized incomplete beta function I_x(a, b) (PyTensor's `BetaInc`, behind
 //! PyMC's Beta, Binomial and StudentT CDFs).
 //!
-//! Each lane runs only the power term's form and the loop it needs (`branch`, scf.if): the
-//! kernel's loops keep it scalar code anyway, where selects would pay for every side.
+//! Two kernels (`Stage`, elemwise.rs): the power term (logarithms, gammas, an exponential:
+//! as much work as the fraction's usual few steps) as vector code, every lane computing its
+//! three forms; then each lane runs only the loop it needs (`branch`, scf.if: the loops keep
+//! that kernel scalar code anyway, where selects would pay for every side).
 //!
 //! Written once for both float types, as gamma.rs (f32 is computed in f64 and rounded once
 //! where the target has f64 math; Vulkan and Metal run the same code in f32). The approach
@@ -45,7 +47,7 @@
 //! Where I_x is within an ulp of 1 we return the rounded value 1 (the C code returns
 //! 1 - 2^-53 there).
 
-use super::{exp_log, gamma, F};
+use super::{exp_log, gamma, run_stages, Stage, F};
 use crate::mlir::{Block, CmpF, Value};
 
 /// Lentz's tiny value, which stands in for a zero denominator (per type: f64, f32).
@@ -93,8 +95,9 @@ fn log1pmx(f: &mut F, u: &Value, log_ratio: &Value) -> Value {
 /// z^p w^q / B(p, q) for p, q > 0, z in (0, 1), w = 1 - z (log_z, log_w their logarithms).
 /// `num` is z (p + q) - p (see `offset_from_mean`).
 /// `x` and `swapped` (z = 1 - x) give the small form its logarithms to twice the precision.
+/// `straight`: every form computed and the right one selected (vector code, see `choose`).
 #[allow(clippy::too_many_arguments)]
-fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value, num: &Value, x: &Value, swapped: &Value) -> Value {
+fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value, num: &Value, x: &Value, swapped: &Value, straight: bool) -> Value {
     let from = f.c(STIRLING_FROM);
     let p_big = f.cmp(CmpF::Oge, p, &from);
     let q_big = f.cmp(CmpF::Oge, q, &from);
@@ -102,14 +105,16 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
     let any_big = f.or(&p_big, &q_big);
     let (p, q, z, w, log_z, log_w, num) = (p.clone(), q.clone(), z.clone(), w.clone(), log_z.clone(), log_w.clone(), num.clone());
     let (x, swapped) = (x.clone(), swapped.clone());
-    branch(
+    choose(
         f,
         &big,
+        straight,
         |g| power_term_big(g, &p, &q, &log_z, &log_w, &num),
         |g| {
-            branch(
+            choose(
                 g,
                 &any_big,
+                straight,
                 |h| power_term_one_small(h, &p, &q, &z, &w, &log_z, &log_w),
                 |h| power_term_small(h, &p, &q, &log_z, &log_w, &x, &swapped),
             )
@@ -242,6 +247,19 @@ fn inverse_beta_small(f: &mut F, p: &Value, q: &Value, s: &Value) -> Value {
     f.mul(&g, &rq)
 }
 
+/// `then` where `cond` holds, `other` elsewhere: as `branch` in scalar code, and for
+/// `straight` (vector code, where an `scf.if` would leave the kernel scalar) both sides
+/// computed and selected.
+fn choose(f: &mut F, cond: &Value, straight: bool, then: impl FnOnce(&mut F) -> Value, other: impl FnOnce(&mut F) -> Value) -> Value {
+    if straight {
+        let t = then(f);
+        let o = other(f);
+        f.sel(cond, &t, &o)
+    } else {
+        branch(f, cond, then, other)
+    }
+}
+
 /// `then` where `cond` holds, `other` elsewhere, as an `scf.if`: only one side runs. The
 /// kernel is scalar code anyway (its loops stop IREE's vectorizer), so a `select` of both
 /// sides would pay for both on every element.
@@ -250,73 +268,98 @@ pub(super) fn branch(f: &mut F, cond: &Value, then: impl FnOnce(&mut F) -> Value
     f.b.scf_if(cond, &[ty], |b| vec![then(&mut F { b, ty })], |b| vec![other(&mut F { b, ty })]).remove(0)
 }
 
-/// 1 / (1 + d1 / (1 + d2 / ...)) of I_z(p, q) by Lentz's method, two terms a step.
-/// `num` is z (p + q) - p (see `offset_from_mean`).
-/// `z_lo` is the rounding error of z (z + z_lo is 1 - x exactly when swapped): every term
-/// is multiplied by z + z_lo, since near the mean each half ulp of z costs hundreds.
-#[allow(clippy::too_many_arguments)]
-fn continued_fraction(f: &mut F, p: &Value, q: &Value, z: &Value, z_lo: &Value, num: &Value, skip: &Value) -> Value {
-    let ty = f.ty;
+/// The continued fraction's arguments: p, q, z with its rounding error z_lo (z + z_lo is
+/// 1 - x exactly when swapped: every term is multiplied by z + z_lo, since near the mean
+/// each half ulp of z costs hundreds) and s = p + q.
+struct Fraction {
+    p: Value,
+    q: Value,
+    s: Value,
+    z: Value,
+    z_lo: Value,
+}
+
+/// Lentz's state (m, h, c, d, the last step's factor) before the first step of
+/// 1 / (1 + d1 / (1 + d2 / ...)) of I_z(p, q); `num` is z (p + q) - p (see
+/// `offset_from_mean`); `skip` lanes start converged (the last factor 1).
+fn fraction_start(f: &mut F, fr: &Fraction, num: &Value, skip: &Value) -> Vec<Value> {
     let one = f.c(1.0);
     let zero = f.c(0.0);
     let tiny = f.k(TINY);
-    let s = f.add(p, q);
-    let p1 = f.add(p, &one);
+    let p1 = f.add(&fr.p, &one);
     // d = 1 / (1 - (p+q) z / (p+1)) = (p+1) / (1 - num), c = 1, h = d. Near the swap
     // point (a+1)/(a+b+2) the denominator cancels and h grows as large as its inverse:
     // every ulp of (p+q) z would cost hundreds in the result.
     let den = f.sub(&one, num);
     let d = fix_tiny(f, &den, &tiny);
     let d = f.div(&p1, &d);
-    // `skip` lanes start converged (the last step 1) and stop at once.
     let start = f.sel(skip, &one, &zero);
-    let inits = [one.clone(), d.clone(), one.clone(), d, start];
-    let (p, q, z, z_lo, s) = (p.clone(), q.clone(), z.clone(), z_lo.clone(), s);
+    vec![one.clone(), d.clone(), one, d, start]
+}
+
+/// Whether Lentz's `state` goes on: its last factor is not yet within the tolerance of
+/// 1, and the step cap is not reached.
+fn fraction_goes_on(g: &mut F, state: &[Value]) -> Value {
+    let one = g.c(1.0);
+    let change = g.sub(&state[4], &one);
+    let change = g.abs(&change);
+    let tol = g.k(TOLERANCE);
+    let go_on = g.cmp(CmpF::Oge, &change, &tol);
+    let max = g.c(MAX_STEPS);
+    let more = g.cmp(CmpF::Ole, &state[0], &max);
+    g.and(&go_on, &more)
+}
+
+/// One step of Lentz's method: two terms, the even m (q - m) z / ((p + 2m - 1)(p + 2m))
+/// and the odd -(p + m)(p + q + m) z / ((p + 2m)(p + 2m + 1)).
+fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
+    let (m, h, c, d) = (&state[0], &state[1], &state[2], &state[3]);
+    let one = g.c(1.0);
+    let tiny = g.k(TINY);
+    let m2 = g.add(m, m);
+    let pm2 = g.add(&fr.p, &m2);
+    let qm = g.sub(&fr.q, m);
+    let num = g.mul(m, &qm);
+    let num = times_z(g, &num, &fr.z, &fr.z_lo);
+    let pm2m1 = g.sub(&pm2, &one);
+    let den = g.mul(&pm2m1, &pm2);
+    let aa = g.div(&num, &den);
+    let (c, d, step) = lentz_step(g, &aa, c, d, &tiny);
+    let h = g.mul(h, &step);
+    let pm = g.add(&fr.p, m);
+    let sm = g.add(&fr.s, m);
+    let num = g.mul(&pm, &sm);
+    let num = times_z(g, &num, &fr.z, &fr.z_lo);
+    let num = g.neg(&num);
+    let pm2p1 = g.add(&pm2, &one);
+    let den = g.mul(&pm2, &pm2p1);
+    let aa = g.div(&num, &den);
+    let (c, d, step) = lentz_step(g, &aa, &c, &d, &tiny);
+    let h = g.mul(&h, &step);
+    let m = g.add(m, &one);
+    vec![m, h, c, d, step]
+}
+
+/// Lentz's method from `state` until it settles (an `scf.while`): the fraction h.
+fn fraction_loop(f: &mut F, fr: &Fraction, state: &[Value]) -> Value {
+    let ty = f.ty;
     let done = f.b.scf_while(
-        &inits,
-        |c, v| {
-            let mut g = F { b: c, ty };
-            let one = g.c(1.0);
-            let change = g.sub(&v[4], &one);
-            let change = g.abs(&change);
-            let tol = g.k(TOLERANCE);
-            let go_on = g.cmp(CmpF::Oge, &change, &tol);
-            let max = g.c(MAX_STEPS);
-            let more = g.cmp(CmpF::Ole, &v[0], &max);
-            g.and(&go_on, &more)
-        },
-        |l, v| {
-            let mut g = F { b: l, ty };
-            let (m, h, c, d) = (&v[0], &v[1], &v[2], &v[3]);
-            let one = g.c(1.0);
-            let tiny = g.k(TINY);
-            let m2 = g.add(m, m);
-            let pm2 = g.add(&p, &m2);
-            // Even term: m (q - m) z / ((p + 2m - 1)(p + 2m)).
-            let qm = g.sub(&q, m);
-            let num = g.mul(m, &qm);
-            let num = times_z(&mut g, &num, &z, &z_lo);
-            let pm2m1 = g.sub(&pm2, &one);
-            let den = g.mul(&pm2m1, &pm2);
-            let aa = g.div(&num, &den);
-            let (c, d, step) = lentz_step(&mut g, &aa, c, d, &tiny);
-            let h = g.mul(h, &step);
-            // Odd term: -(p + m)(p + q + m) z / ((p + 2m)(p + 2m + 1)).
-            let pm = g.add(&p, m);
-            let sm = g.add(&s, m);
-            let num = g.mul(&pm, &sm);
-            let num = times_z(&mut g, &num, &z, &z_lo);
-            let num = g.neg(&num);
-            let pm2p1 = g.add(&pm2, &one);
-            let den = g.mul(&pm2, &pm2p1);
-            let aa = g.div(&num, &den);
-            let (c, d, step) = lentz_step(&mut g, &aa, &c, &d, &tiny);
-            let h = g.mul(&h, &step);
-            let m = g.add(m, &one);
-            vec![m, h, c, d, step]
-        },
+        state,
+        |c, v| fraction_goes_on(&mut F { b: c, ty }, v),
+        |l, v| fraction_step(&mut F { b: l, ty }, fr, v),
     );
     done[1].clone()
+}
+
+/// `steps` steps of Lentz's method as straight-line code (vector code): lanes that have
+/// settled keep their state.
+fn fraction_steps(f: &mut F, fr: &Fraction, mut state: Vec<Value>, steps: usize) -> Vec<Value> {
+    for _ in 0..steps {
+        let go_on = fraction_goes_on(f, &state);
+        let next = fraction_step(f, fr, &state);
+        state = next.iter().zip(&state).map(|(n, o)| f.sel(&go_on, n, o)).collect();
+    }
+    state
 }
 
 /// v (z + z_lo), rounded once.
@@ -408,13 +451,26 @@ fn offset_from_mean(f: &mut F, p: &Value, q: &Value, x: &Value, swapped: &Value)
     f.sel(swapped, &minus_n, &n)
 }
 
-/// (I_x(a, b), x^a (1-x)^b / B(a, b)) without the special values: for a, b > 0 finite
-/// and 0 < x < 1.
+/// How I_x(a, b) is computed for a, b > 0 finite and 0 < x < 1 (`prepare`).
 ///
 /// Where b x <= 1, x <= 0.99 and x > (a+1)/(a+b+2) the power series (every term positive
 /// for b <= 1), otherwise the continued fraction, on the swapped arguments past (a+1)/(a+b+2). The
 /// series keeps small b accurate: there the swap's 1 - I_(1-x)(b, a) cancels (I near 1).
-pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value) {
+struct Plan {
+    /// The power series serves (else the continued fraction).
+    series: Value,
+    /// The fraction runs on I_(1-x)(b, a).
+    swap: Value,
+    /// The fraction's arguments: (a, b, x) or, swapped, (b, a, 1 - x); w = 1 - z.
+    p: Value,
+    q: Value,
+    z: Value,
+    w: Value,
+    /// z (p + q) - p (`offset_from_mean`).
+    num: Value,
+}
+
+fn prepare(f: &mut F, a: &Value, b: &Value, x: &Value) -> Plan {
     let one = f.c(1.0);
     let two = f.c(2.0);
     let xc = f.sub(&one, x);
@@ -437,54 +493,91 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value
     let q = f.sel(&swap, a, b);
     let z = f.sel(&swap, &xc, x);
     let w = f.sel(&swap, x, &xc);
-    let log_x = f.log(x);
-    let minus_x = f.neg(x);
-    let log_xc = exp_log::log1p(f.b, &minus_x);
-    let log_z = f.sel(&swap, &log_xc, &log_x);
-    let log_w = f.sel(&swap, &log_x, &log_xc);
     let num = offset_from_mean(f, &p, &q, x, &swap);
-    let pre = power_term(f, &p, &q, &z, &w, &log_z, &log_w, &num, x, &swap);
-    // 1 - z is exact (z >= 1/2), and so is (1 - z) - x: the error of z = 1 - x.
-    let zero = f.c(0.0);
-    let omz = f.sub(&one, &z);
-    let z_err = f.sub(&omz, x);
-    let z_lo = f.sel(&swap, &z_err, &zero);
+    Plan { series, swap, p, q, z, w, num }
+}
+
+/// log(1 - x), from x itself: a factor near 1 keeps its accuracy.
+fn log_complement(f: &mut F, x: &Value) -> Value {
+    let minus_x = f.neg(x);
+    exp_log::log1p(f.b, &minus_x)
+}
+
+/// The power term x^a (1-x)^b / B(a, b) of `plan` (symmetric in (a, x) <-> (b, 1 - x):
+/// swapped or not, the same).
+fn plan_power_term(f: &mut F, plan: &Plan, x: &Value, straight: bool) -> Value {
+    let Plan { p, q, z, w, num, swap, .. } = plan;
+    let log_x = f.log(x);
+    let log_xc = log_complement(f, x);
+    let log_z = f.sel(swap, &log_xc, &log_x);
+    let log_w = f.sel(swap, &log_x, &log_xc);
+    power_term(f, p, q, z, w, &log_z, &log_w, num, x, swap, straight)
+}
+
+/// I_x(a, b) from `plan` and its power term `pre`: the series or the continued fraction.
+/// `started`: the continued fraction's state after stage one's steps (else from its start).
+fn series_or_fraction(f: &mut F, plan: &Plan, a: &Value, b: &Value, x: &Value, pre: &Value, started: Option<&[Value]>) -> Value {
+    let fr = fraction_of(f, plan, x);
+    let not_series = f.not(&plan.series);
     // Only one of the series and the continued fraction runs (see `branch`); the other's
     // `skip` lanes would start converged anyway.
-    let (a, b, x) = (a.clone(), b.clone(), x.clone());
-    let (series_c, not_series_c, pre_c) = (series.clone(), not_series.clone(), pre.clone());
-    let r = branch(
+    let (a, b, x, pre) = (a.clone(), b.clone(), x.clone(), pre.clone());
+    let Plan { series, swap, num, .. } = plan;
+    branch(
         f,
-        &series,
+        series,
         |g| {
             // The series: x^a / B(a, b) = pre / (1-x)^b (b |log(1-x)| <= 5 there).
-            let sum = power_series(g, &a, &b, &x, &not_series_c);
+            let sum = power_series(g, &a, &b, &x, &not_series);
+            let log_xc = log_complement(g, &x);
             let bl = g.mul(&b, &log_xc);
             let minus_bl = g.neg(&bl);
             let undo = g.exp(&minus_bl);
-            let i = g.mul(&pre_c, &undo);
+            let i = g.mul(&pre, &undo);
             g.mul(&i, &sum)
         },
         |g| {
             let one = g.c(1.0);
-            let h = continued_fraction(g, &p, &q, &z, &z_lo, &num, &series_c);
-            let i = g.mul(&pre_c, &h);
-            let i = g.div(&i, &p);
+            let state = match started {
+                Some(state) => state.to_vec(),
+                None => fraction_start(g, &fr, num, series),
+            };
+            let h = fraction_loop(g, &fr, &state);
+            let i = g.mul(&pre, &h);
+            let i = g.div(&i, &fr.p);
             let rest = g.sub(&one, &i);
-            g.sel(&swap, &rest, &i)
+            g.sel(swap, &rest, &i)
         },
-    );
-    // The power term is symmetric in (a, x) <-> (b, 1 - x): swapped or not, it is x^a (1-x)^b / B.
+    )
+}
+
+/// The continued fraction's arguments for `plan`.
+fn fraction_of(f: &mut F, plan: &Plan, x: &Value) -> Fraction {
+    // 1 - z is exact (z >= 1/2), and so is (1 - z) - x: the error of z = 1 - x.
+    let one = f.c(1.0);
+    let zero = f.c(0.0);
+    let omz = f.sub(&one, &plan.z);
+    let z_err = f.sub(&omz, x);
+    let z_lo = f.sel(&plan.swap, &z_err, &zero);
+    let s = f.add(&plan.p, &plan.q);
+    Fraction { p: plan.p.clone(), q: plan.q.clone(), s, z: plan.z.clone(), z_lo }
+}
+
+/// (I_x(a, b), x^a (1-x)^b / B(a, b)) without the special values: for a, b > 0 finite
+/// and 0 < x < 1.
+pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value) {
+    let plan = prepare(f, a, b, x);
+    let pre = plan_power_term(f, &plan, x, false);
+    let r = series_or_fraction(f, &plan, a, b, x, &pre, None);
     (r, pre)
 }
 
-pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
-    let mut f = F::new(blk, x);
-    let f = &mut f;
+/// Safe stand-ins (1, 1, 1/2) for the arguments where they are special (`safe` false):
+/// (a, b, x, safe, valid), valid meaning a, b > 0 finite and x in [0, 1].
+fn safe_arguments(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value, Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let inf = f.c(f64::INFINITY);
-    // The core on safe arguments (every lane computes it; the special values replace it).
     let valid_a = f.cmp(CmpF::Ogt, a, &zero);
     let finite_a = f.cmp(CmpF::Olt, a, &inf);
     let valid_b = f.cmp(CmpF::Ogt, b, &zero);
@@ -503,11 +596,54 @@ pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
     let sa = f.sel(&safe, a, &one);
     let sb = f.sel(&safe, b, &one);
     let sx = f.sel(&safe, x, &half);
-    let (r, _) = betainc_core(f, &sa, &sb, &sx);
+    (sa, sb, sx, safe, valid)
+}
+
+/// The result `r` on the regular arguments, and the special values elsewhere.
+fn with_specials(f: &mut F, x: &Value, valid: &Value, r: &Value) -> Value {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
     let at_zero = f.cmp(CmpF::Oeq, x, &zero);
-    let r = f.sel(&at_zero, &zero, &r);
+    let r = f.sel(&at_zero, &zero, r);
     let at_one = f.cmp(CmpF::Oeq, x, &one);
     let r = f.sel(&at_one, &one, &r);
     let nan = f.c(f64::NAN);
-    f.sel(&valid, &r, &nan)
+    f.sel(valid, &r, &nan)
+}
+
+/// Steps of the continued fraction taken as vector code in stage one: most lanes need a few
+/// (see `BETAINC`).
+const VECTOR_STEPS: usize = 6;
+
+/// Stage one (vector code): the power term (logarithms, gammas and an exponential) and
+/// the continued fraction's first `VECTOR_STEPS` steps: (pre, Lentz's state).
+fn first_stage(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
+    let mut f = F::new(blk, &args[2]);
+    let f = &mut f;
+    let (a, b, x, _, _) = safe_arguments(f, &args[0], &args[1], &args[2]);
+    let plan = prepare(f, &a, &b, &x);
+    let pre = plan_power_term(f, &plan, &x, true);
+    let fr = fraction_of(f, &plan, &x);
+    let state = fraction_start(f, &fr, &plan.num, &plan.series);
+    let mut values = vec![pre];
+    values.extend(fraction_steps(f, &fr, state, VECTOR_STEPS));
+    values
+}
+
+/// Stage two (scalar code): the series, or the rest of the continued fraction, and the
+/// special values.
+fn last_stage(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
+    let mut f = F::new(blk, &args[2]);
+    let f = &mut f;
+    let (a, b, x, _, valid) = safe_arguments(f, &args[0], &args[1], &args[2]);
+    let plan = prepare(f, &a, &b, &x);
+    let r = series_or_fraction(f, &plan, &a, &b, &x, &carried[0], Some(&carried[1..]));
+    vec![with_specials(f, &args[2], &valid, &r)]
+}
+
+/// betainc(a, b, x) in two stages (see `Stage`).
+pub const BETAINC: [Stage; 2] = [Stage { yields: 6, run: first_stage }, Stage { yields: 1, run: last_stage }];
+
+pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
+    run_stages(blk, &BETAINC, &[a.clone(), b.clone(), x.clone()])
 }
