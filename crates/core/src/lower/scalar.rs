@@ -243,7 +243,9 @@ pub fn lower(b: &mut Block, op: &ScalarOp, ins: &[Scalar], outs: &[DType], flags
 
 /// The stages of an op computed as a sequence of kernels (`scalar_math::Stage`), which
 /// elemwise.rs gives a bare `Elemwise` of it; None for the others (one kernel). Inside a
-/// `Composite` the stages run in its one kernel (`lower`).
+/// `Composite` the op's own function runs in its one kernel (`lower`): the stages in turn
+/// (`run_stages`), or for betainc, the one op here PyTensor fuses (the others have no C
+/// code, which its fusion requires), a form for scalar code.
 pub fn stages(op: &ScalarOp) -> Option<&'static [Stage]> {
     match op {
         ScalarOp::GammaIncInv => Some(&incomplete_gamma_inv::GAMMAINCINV),
