@@ -98,7 +98,9 @@ def export_op(op):
         # Whether the inner graph's last output is an `until` flag: derived from the
         # constructor's arguments, not a prop, and not recoverable from the graph alone.
         props["$is_while"] = bool(op.is_while)
-    return {"type": type(op).__name__, "props": props}
+    # An Op of this package standing in for PyTensor's (rewrites.StagedBetaInc) goes by
+    # the name of the one it stands for.
+    return {"type": getattr(op, "exported_as", type(op).__name__), "props": props}
 
 
 def _cell(c):
