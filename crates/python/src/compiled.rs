@@ -67,11 +67,10 @@ fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
 
 /// The target's execution model, unless the graph holds compile-time tensors that IREE's
 /// inline model loses (see `Lowered::constant_tensors`) or fusion barriers it cannot
-/// compile (`Lowered::optimization_barriers`), or staged kernels whose buffers it mixed up
-/// (`Lowered::staged_kernels`): then the full HAL.
+/// compile (`Lowered::optimization_barriers`): then the full HAL.
 fn execution_model(lowered: &Lowered, target: &Target) -> ExecutionModel {
     match target.execution_model() {
-        ExecutionModel::Inline if lowered.constant_tensors || lowered.optimization_barriers || lowered.staged_kernels => ExecutionModel::Hal,
+        ExecutionModel::Inline if lowered.constant_tensors || lowered.optimization_barriers => ExecutionModel::Hal,
         model => model,
     }
 }

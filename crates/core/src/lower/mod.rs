@@ -105,11 +105,6 @@ pub struct Lowered {
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
     pub optimization_barriers: bool,
-    /// Whether an `Elemwise` is computed in stages (`scalar::stages`: kernels that read
-    /// the previous kernel's results through `tensor.extract`): IREE 3.13's inline model
-    /// mixed up such a graph's buffers (ive's two stages beside a kve on the same inputs:
-    /// each output held values of the other), which the full HAL computes right.
-    pub staged_kernels: bool,
     /// Whether an operation's destination may be an input's buffer (a scatter onto an
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
@@ -934,20 +929,9 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
         optimization_barriers: cx.optimization_barriers || graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
-        staged_kernels: has_staged_kernels(graph),
         writes_inputs: cx.writes_inputs,
         written_inputs: cx.written_inputs,
         exceptions: cx.exceptions,
-    })
-}
-
-/// See [`Lowered::staged_kernels`]; inner graphs included.
-fn has_staged_kernels(graph: &Graph) -> bool {
-    graph.nodes.iter().any(|n| match &n.op {
-        Op::Elemwise(op) => scalar::stages(op).is_some() && n.outputs.len() == 1,
-        Op::OpFromGraph(g) => has_staged_kernels(g),
-        Op::Scan(s) => has_staged_kernels(&s.graph),
-        _ => false,
     })
 }
 
