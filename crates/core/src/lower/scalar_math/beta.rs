@@ -572,31 +572,23 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value
     (r, pre)
 }
 
-/// Safe stand-ins (1, 1, 1/2) for the arguments where they are special (`safe` false):
-/// (a, b, x, safe, valid), valid meaning a, b > 0 finite and x in [0, 1].
-fn safe_arguments(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value, Value, Value, Value) {
+/// Safe stand-ins (1, 1, 1/2) for the arguments where they are special or x is 0 or 1:
+/// (a, b, x, valid), valid meaning a, b > 0 finite and x in [0, 1].
+fn safe_arguments(f: &mut F, a: &Value, b: &Value, x: &Value) -> (Value, Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
-    let inf = f.c(f64::INFINITY);
-    let valid_a = f.cmp(CmpF::Ogt, a, &zero);
-    let finite_a = f.cmp(CmpF::Olt, a, &inf);
-    let valid_b = f.cmp(CmpF::Ogt, b, &zero);
-    let finite_b = f.cmp(CmpF::Olt, b, &inf);
+    let half = f.c(0.5);
+    let a_ok = f.inside(a, 0.0, f64::INFINITY);
+    let b_ok = f.inside(b, 0.0, f64::INFINITY);
     let x_low = f.cmp(CmpF::Oge, x, &zero);
     let x_high = f.cmp(CmpF::Ole, x, &one);
-    let mut valid = valid_a.clone();
-    for c in [&finite_a, &valid_b, &finite_b, &x_low, &x_high] {
-        valid = f.and(&valid, c);
-    }
-    let half = f.c(0.5);
-    let inner_x = f.cmp(CmpF::Ogt, x, &zero);
-    let below_one = f.cmp(CmpF::Olt, x, &one);
-    let inner_x = f.and(&inner_x, &below_one);
+    let valid = f.all(&[&a_ok, &b_ok, &x_low, &x_high]);
+    let inner_x = f.inside(x, 0.0, 1.0);
     let safe = f.and(&valid, &inner_x);
     let sa = f.sel(&safe, a, &one);
     let sb = f.sel(&safe, b, &one);
     let sx = f.sel(&safe, x, &half);
-    (sa, sb, sx, safe, valid)
+    (sa, sb, sx, valid)
 }
 
 /// The result `r` on the regular arguments, and the special values elsewhere.
@@ -620,7 +612,7 @@ const VECTOR_STEPS: usize = 6;
 fn first_stage(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
     let mut f = F::new(blk, &args[2]);
     let f = &mut f;
-    let (a, b, x, _, _) = safe_arguments(f, &args[0], &args[1], &args[2]);
+    let (a, b, x, _) = safe_arguments(f, &args[0], &args[1], &args[2]);
     let plan = prepare(f, &a, &b, &x);
     let pre = plan_power_term(f, &plan, &x, true);
     let fr = fraction_of(f, &plan, &x);
@@ -635,7 +627,7 @@ fn first_stage(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
 fn last_stage(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
     let mut f = F::new(blk, &args[2]);
     let f = &mut f;
-    let (a, b, x, _, valid) = safe_arguments(f, &args[0], &args[1], &args[2]);
+    let (a, b, x, valid) = safe_arguments(f, &args[0], &args[1], &args[2]);
     let plan = prepare(f, &a, &b, &x);
     let r = series_or_fraction(f, &plan, &a, &b, &x, &carried[0], Some(&carried[1..]));
     vec![with_specials(f, &args[2], &valid, &r)]
@@ -652,7 +644,7 @@ pub const BETAINC: [Stage; 2] = [Stage { yields: 6, run: first_stage }, Stage { 
 pub fn betainc(blk: &mut Block, a: &Value, b: &Value, x: &Value) -> Value {
     let mut f = F::new(blk, x);
     let f = &mut f;
-    let (sa, sb, sx, _, valid) = safe_arguments(f, a, b, x);
+    let (sa, sb, sx, valid) = safe_arguments(f, a, b, x);
     let (r, _) = betainc_core(f, &sa, &sb, &sx);
     with_specials(f, x, &valid, &r)
 }
