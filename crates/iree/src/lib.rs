@@ -26,7 +26,7 @@ pub mod target;
 pub use cache::DiskCache;
 pub use compile::{llvm_cpu_flags, CompileError, Compiler};
 pub use element_type::ElementType;
-pub use target::{ExecutionModel, Target, UnsupportedElement, VulkanFeatures, NO_CONSTANT_EVALUATION};
+pub use target::{ExecutionModel, Target, UnsupportedElement, VulkanFeatures, NO_CONSTANT_EVALUATION, SLP_VECTORIZATION};
 pub use runtime::{
     Device, DeviceInfo, Function, HostInput, Module, OutputBuffer, RuntimeError, IMPORT_ALIGNMENT,
 };

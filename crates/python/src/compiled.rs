@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 use pytensor_mlir_core::lower::{shapes, ENTRY};
 use pytensor_mlir_core::{Lowered, ScalarTarget};
-use pytensor_mlir_iree::{Compiler, ExecutionModel, DiskCache, Function, HostInput, Module, Target, VulkanFeatures, NO_CONSTANT_EVALUATION};
+use pytensor_mlir_iree::{Compiler, ExecutionModel, DiskCache, Function, HostInput, Module, Target, VulkanFeatures, NO_CONSTANT_EVALUATION, SLP_VECTORIZATION};
 use std::path::Path;
 
 #[pyclass(frozen, module = "pytensor_mlir._core")]
@@ -60,6 +60,7 @@ fn lower(export_json: &str, target: &Target) -> PyResult<Lowered> {
         scatter: matches!(target, Target::LlvmCpu { .. }),
         sum_contractions: matches!(target, Target::LlvmCpu { .. }),
         lane_scans: matches!(target, Target::LlvmCpu { .. }),
+        sequential_kernels: matches!(target, Target::LlvmCpu { .. }),
         packed_matmul: target.matmul_vector_bytes(),
     };
     pytensor_mlir_core::compile_export(export_json, scalar).map_err(graph_error)
@@ -81,6 +82,9 @@ fn compile(py: Python<'_>, lowered: &Lowered, target: &Target, compiler: &Compil
     let mut flags = target.flags_for(execution_model(lowered, target));
     if !lowered.constant_tensors {
         flags.extend(NO_CONSTANT_EVALUATION.iter().map(|f| f.to_string()));
+    }
+    if lowered.sequential_kernels {
+        flags.push(SLP_VECTORIZATION.to_string());
     }
     let module = target.module(&lowered.mlir);
     let key = DiskCache::key(&module, &flags, &compiler.revision());

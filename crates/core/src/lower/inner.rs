@@ -75,6 +75,7 @@ pub(super) fn lower_graph(
         scopes: cx.scopes + 1,
         writes_inputs: cx.writes_inputs,
         optimization_barriers: cx.optimization_barriers,
+        sequential_kernels: cx.sequential_kernels,
         written_inputs: cx.written_inputs.take(),
         branches: super::ifelse::branches(inner),
     };
@@ -113,6 +114,7 @@ pub(super) fn lower_graph(
     cx.scopes = icx.scopes;
     cx.writes_inputs = icx.writes_inputs;
     cx.optimization_barriers = icx.optimization_barriers;
+    cx.sequential_kernels = icx.sequential_kernels;
     cx.written_inputs = icx.written_inputs;
     result
 }

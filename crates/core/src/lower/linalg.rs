@@ -26,7 +26,7 @@
 //! raises `ValueError` before the call, as PyTensor's `perform` does.
 
 use super::shapes::DimExpr;
-use super::{elemwise, tensor_type, Context, ErrorKind};
+use super::{dense_kernels, elemwise, scalar, tensor_type, Context, ErrorKind};
 use crate::dtype::DType;
 use crate::ir::{Node, TensorType as IrType, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
@@ -149,6 +149,10 @@ pub(super) fn transposed(b: &mut Block, m: &Value) -> Result<Value, String> {
 /// reductions, which IREE 3.13 tiles 32 x 16 with peeling and spills (measured, n = 400:
 /// 16.1 ms by columns, 3.4 ms by rows and the two transposes; n = 100: 0.50 -> 0.42 ms).
 pub(super) fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Result<Value, String> {
+    if scalar::has_sequential_kernels() {
+        let l = dense_kernels::cholesky(cx, b, a, n, lower);
+        return if lower { Ok(l) } else { transposed(b, &l) };
+    }
     if lower {
         let at = transposed(b, a)?;
         let u = factor_by_rows(cx, b, &at, n)?;
@@ -242,6 +246,9 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, lower: bool) -> Re
 /// row i is (rhs_i - sum_c T_ic x_c) / T_ii over the finished rows c (1 for T_ii where
 /// `unit`).
 pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool) -> Result<Value, String> {
+    if scalar::has_sequential_kernels() {
+        return Ok(dense_kernels::substitute(cx, b, a, rhs, lower, transposed, unit));
+    }
     let element = a.tensor().element;
     let n = b.tensor_dim(rhs, 0);
     let k = b.tensor_dim(rhs, 1);

@@ -33,6 +33,7 @@ mod packed;
 mod scan;
 mod scan_lanes;
 mod sequential;
+mod dense_kernels;
 mod ifelse;
 mod block_diagonal;
 mod convolve;
@@ -105,6 +106,10 @@ pub struct Lowered {
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
     pub optimization_barriers: bool,
+    /// Whether the graph holds a dispatch of scalar loops (dense_kernels.rs), whose
+    /// inner products LLVM's SLP vectorizer makes vector code: compilers of the module
+    /// should turn it on (IREE's `--iree-llvmcpu-slp-vectorization`; off by default).
+    pub sequential_kernels: bool,
     /// Whether an operation's destination may be an input's buffer (a scatter onto an
     /// input): IREE 3.13 then writes into the argument in place (iree-org/iree#16168), so
     /// the runtime must pass these inputs as private copies.
@@ -135,6 +140,8 @@ pub struct Context<'g> {
     writes_inputs: bool,
     /// See [`Lowered::optimization_barriers`].
     optimization_barriers: bool,
+    /// See [`Lowered::sequential_kernels`].
+    sequential_kernels: bool,
     /// See [`Lowered::written_inputs`].
     written_inputs: Option<Vec<usize>>,
     /// See `Lowered::exceptions`.
@@ -839,6 +846,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         refusal: None,
         writes_inputs: false,
         optimization_barriers: false,
+        sequential_kernels: false,
         written_inputs: Some(Vec::new()),
         exceptions: Vec::new(),
         scope: 0,
@@ -929,6 +937,7 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
         dtypes: dtypes_used(graph),
         constant_tensors: has_constant_tensors(graph),
         optimization_barriers: cx.optimization_barriers || graph.nodes.iter().any(|n| matches!(n.op, Op::FusionBarrier)),
+        sequential_kernels: cx.sequential_kernels,
         writes_inputs: cx.writes_inputs,
         written_inputs: cx.written_inputs,
         exceptions: cx.exceptions,

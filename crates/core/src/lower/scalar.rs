@@ -66,6 +66,9 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// steps) (scan_lanes.rs; llvm-cpu). Lavapipe's (Vulkan) run of one gave zeros
 /// (test_vulkan::test_scan_and_its_gradient); GPU targets keep the loop in the host program.
 ///
+/// `sequential_kernels`: dense factorizations and substitutions are one dispatch of
+/// scalar loops (dense_kernels.rs; llvm-cpu); GPU targets keep the loop in the host program.
+///
 /// `packed_matmul`: the width in bytes of the CPU's vector registers, where float matrix
 /// products are packed into tiles that fit them (see `blas::packed_matmul`); `None`: plain
 /// `linalg.matmul` (GPU targets, CPUs whose tiles were not measured).
@@ -76,13 +79,14 @@ pub struct ScalarTarget {
     pub scatter: bool,
     pub sum_contractions: bool,
     pub lane_scans: bool,
+    pub sequential_kernels: bool,
     pub packed_matmul: Option<u32>,
 }
 
 impl ScalarTarget {
     /// llvm-cpu's: everything but the packed matmuls, whose tiles depend on the host.
     pub const CPU: ScalarTarget =
-        ScalarTarget { float64_math: true, native_f32: true, scatter: true, sum_contractions: true, lane_scans: true, packed_matmul: None };
+        ScalarTarget { float64_math: true, native_f32: true, scatter: true, sum_contractions: true, lane_scans: true, sequential_kernels: true, packed_matmul: None };
 }
 
 thread_local! {
@@ -131,6 +135,11 @@ pub fn has_sum_contractions() -> bool {
 /// Whether elementwise Scans may be one sequential generic (see [`ScalarTarget`]).
 pub fn has_lane_scans() -> bool {
     TARGET.with(|t| t.get().lane_scans)
+}
+
+/// Whether dense factorizations may be one dispatch of scalar loops (see [`ScalarTarget`]).
+pub fn has_sequential_kernels() -> bool {
+    TARGET.with(|t| t.get().sequential_kernels)
 }
 
 /// The vector width in bytes that float matmuls are packed for, if they are (see [`ScalarTarget`]).

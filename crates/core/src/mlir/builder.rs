@@ -730,6 +730,112 @@ impl Block {
         }
         self.def(t.ty.clone(), format!("flow.tensor.tie_shape {} : {ty}{{{}}}", t.name, join_names(dynamic_sizes)))
     }
+
+    /// `t` with `value` at `indices` (`index` values, one per dim).
+    pub fn tensor_insert(&mut self, value: &Value, t: &Value, indices: &[Value]) -> Value {
+        assert_eq!(t.tensor().rank(), indices.len(), "tensor.insert needs one index per dim");
+        assert_eq!(value.scalar(), t.tensor().element, "tensor.insert of another element type");
+        self.def(t.ty.clone(), format!("tensor.insert {} into {}[{}] : {}", value.name, t.name, join_names(indices), t.ty))
+    }
+
+    /// `flow.dispatch.workgroups` run as one workgroup: what `body` builds is one dispatch,
+    /// whatever it is (loops of scalar code over `tensor.extract`/`tensor.insert`
+    /// included). The dispatch is isolated from the code around it: `body` gets
+    /// `operands` (tensors, loaded whole, and scalars) as values of its own, and uses
+    /// nothing else from outside; it returns a tensor of `output`'s type, whose dynamic
+    /// sizes are `output`'s values (one per dynamic dim, in order). Being isolated, IREE
+    /// fuses nothing into it (into a `flow.dispatch.region` it clones producers such as
+    /// fills and casts, whose linalg ops it then distributes over workgroups and refuses
+    /// the scalar writes beside them: "write affecting operations on global resources
+    /// are restricted to workgroup distributed contexts").
+    pub fn dispatch_workgroups(&mut self, operands: &[Value], output: (TensorType, Vec<Value>), body: impl FnOnce(&mut Block, &[Value]) -> Value) -> Value {
+        let (out_ty, out_sizes) = output;
+        assert_eq!(out_ty.shape.iter().filter(|d| d.is_none()).count(), out_sizes.len(), "a dispatch result needs one size per dynamic dim");
+        // Every dynamic size goes in as an index operand too: the body loads and stores
+        // with sizes of its own.
+        let mut outer = operands.to_vec();
+        let mut outer_types = Vec::new();
+        let mut operand_sizes = Vec::new();
+        for v in operands {
+            match &v.ty {
+                Type::Tensor(t) => {
+                    let sizes: Vec<Value> = (0..t.rank()).filter(|&a| t.shape[a].is_none()).map(|a| self.tensor_dim(v, a)).collect();
+                    outer_types.push(if sizes.is_empty() { t.to_string() } else { format!("{t}{{{}}}", join_names(&sizes)) });
+                    outer.extend(sizes.iter().cloned());
+                    operand_sizes.push(sizes.len());
+                }
+                Type::Scalar(s) => {
+                    outer_types.push(s.to_string());
+                    operand_sizes.push(0);
+                }
+            }
+        }
+        let size_count: usize = operand_sizes.iter().sum();
+        outer_types.extend(std::iter::repeat_n("index".to_string(), size_count + out_sizes.len()));
+        outer.extend(out_sizes.iter().cloned());
+
+        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let dispatch_tensor = |access: &str, t: &TensorType| format!("!iree_tensor_ext.dispatch.tensor<{access}:{t}>");
+        let args: Vec<Value> = outer.iter().map(|v| Value { name: inner.fresh(), ty: v.ty.clone() }).collect();
+        let out_arg = inner.fresh();
+        let mut declared: Vec<String> = args
+            .iter()
+            .map(|a| match &a.ty {
+                Type::Tensor(t) => format!("{}: {}", a.name, dispatch_tensor("readonly", t)),
+                Type::Scalar(s) => format!("{}: {s}", a.name),
+            })
+            .collect();
+        declared.push(format!("{out_arg}: {}", dispatch_tensor("writeonly", &out_ty)));
+        let size_list = |t: &TensorType, sizes: &[Value]| {
+            let mut dynamic = sizes.iter();
+            t.shape.iter().map(|d| d.map_or_else(|| dynamic.next().expect("one size per dynamic dim").name.clone(), |n| n.to_string())).collect::<Vec<_>>().join(", ")
+        };
+        let access = |t: &TensorType, sizes: &[Value]| {
+            let zeros = vec!["0"; t.rank()].join(", ");
+            let ones = vec!["1"; t.rank()].join(", ");
+            let dims = if sizes.is_empty() { String::new() } else { format!("{{{}}}", join_names(sizes)) };
+            (format!("offsets = [{zeros}], sizes = [{}], strides = [{ones}]", size_list(t, sizes)), dims)
+        };
+        let mut next_size = operands.len();
+        let mut loaded = Vec::with_capacity(operands.len());
+        for (k, v) in operands.iter().enumerate() {
+            match &v.ty {
+                Type::Tensor(t) => {
+                    let sizes = args[next_size..next_size + operand_sizes[k]].to_vec();
+                    next_size += operand_sizes[k];
+                    let (range, dims) = access(t, &sizes);
+                    let from = dispatch_tensor("readonly", t);
+                    loaded.push(inner.def(v.ty.clone(), format!("iree_tensor_ext.dispatch.tensor.load {}, {range} : {from}{dims} -> {t}", args[k].name)));
+                }
+                Type::Scalar(_) => loaded.push(args[k].clone()),
+            }
+        }
+        let result = body(&mut inner, &loaded);
+        assert_eq!(result.tensor(), &out_ty, "a dispatch body returns its output's type");
+        let (range, dims) = access(&out_ty, &args[next_size..]);
+        inner.line(&format!(
+            "iree_tensor_ext.dispatch.tensor.store {}, {out_arg}, {range} : {out_ty} -> {}{dims}",
+            result.name,
+            dispatch_tensor("writeonly", &out_ty)
+        ));
+        inner.line("flow.return");
+
+        let name = self.fresh();
+        let result_dims = if out_sizes.is_empty() { String::new() } else { format!("{{{}}}", join_names(&out_sizes)) };
+        self.line(&format!(
+            "{name} = flow.dispatch.workgroups({}) : ({}) -> {out_ty}{result_dims} =",
+            join_names(&outer),
+            outer_types.join(", ")
+        ));
+        self.line(&format!("    ({}) {{", declared.join(", ")));
+        self.text.push_str(&inner.text);
+        let one = self.fresh();
+        self.line("} count() -> (index, index, index) {");
+        self.line(&format!("  {one} = arith.constant 1 : index"));
+        self.line(&format!("  flow.return {one}, {one}, {one} : index, index, index"));
+        self.line("}");
+        Value { name, ty: out_ty.into() }
+    }
 }
 
 /// An offset or size of a slice op: a constant (static in the types) or an `index` value.
