@@ -62,10 +62,11 @@ def test_cholesky_both_triangles(dtype):
 
 
 def test_factorizations_and_substitutions_are_single_inline_dispatches_on_the_cpu():
-    """On the CPU, Cholesky and the triangular solves are each one dispatch of scalar
-    loops (lower/dense_kernels.rs), compiled for the inline execution model with LLVM's
-    SLP vectorizer; sizes around the eight-term chunks of their inner products."""
-    a, b = pt.dmatrix("a"), pt.dmatrix("b")
+    """On the CPU, Cholesky, the triangular solves and the LU elimination are each one
+    dispatch of scalar loops (lower/dense_kernels.rs), compiled for the inline execution
+    model with LLVM's SLP vectorizer; sizes around the eight-column chunks of their inner
+    products and row updates, pivoting rows included."""
+    a, b, g = pt.dmatrix("a"), pt.dmatrix("b"), pt.dmatrix("g")
     rng = np.random.default_rng(11)
     outs = [
         pt.linalg.cholesky(a),
@@ -73,16 +74,20 @@ def test_factorizations_and_substitutions_are_single_inline_dispatches_on_the_cp
         pt.linalg.solve_triangular(a, b, lower=True),
         pt.linalg.solve_triangular(a, b, lower=False, trans=1),
         pt.linalg.cho_solve((pt.linalg.cholesky(a), True), b),
+        pt.linalg.solve(g, b),
+        pt.linalg.det(g),
+        pt.linalg.inv(g),
+        *lu_factor(g),
     ]
-    f, ref = compile_both([a, b], outs)
+    f, ref = compile_both([a, b, g], outs)
     linker = f.maker.linker
     assert "flow.dispatch.workgroups" in linker.mlir and "scf.for" in linker.mlir
     assert "--iree-execution-model=inline-dynamic" in linker.compiled.flags
     assert "--iree-llvmcpu-slp-vectorization=true" in linker.compiled.flags
     for n, k in [(1, 1), (7, 3), (8, 1), (9, 2), (16, 1), (64, 5), (131, 4)]:
-        values = [spd(rng, n), rng.normal(size=(n, k))]
-        for i, (g, w) in enumerate(zip(f(*values), ref(*values))):
-            assert_same(g, w, err_msg=f"output {i} at n={n}", rtol=1e-9, atol=1e-11)
+        values = [spd(rng, n), rng.normal(size=(n, k)), rng.normal(size=(n, n))]
+        for i, (got, want) in enumerate(zip(f(*values), ref(*values))):
+            assert_same(got, want, err_msg=f"output {i} at n={n}", rtol=1e-8, atol=1e-10)
 
 
 def test_cholesky_failures_give_nan_like_the_c_backend():

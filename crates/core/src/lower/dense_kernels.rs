@@ -2,9 +2,9 @@
 //!
 //! linalg.rs builds these as a loop of the host program over rows, a few kernels per
 //! step: every step pays for dispatches (and the loop needs IREE's full HAL). On the CPU
-//! the whole algorithm fits in one `flow.dispatch.region` instead: `scf.for` loops over
-//! `tensor.extract`/`tensor.insert`, which IREE bufferizes in place into loads and stores
-//! on the result's buffer. Measured with iree-benchmark-module on hand-written modules
+//! the whole algorithm fits in one dispatch instead (`Block::dispatch_workgroups`):
+//! `scf.for` loops over `tensor.extract`/`tensor.insert`, which IREE bufferizes in place
+//! into loads and stores on the result's buffer. Measured with iree-benchmark-module on hand-written modules
 //! (Zen 4, one thread), a Cholesky factor at n = 5, 50, 200, 400: 3 us, 13 us, 0.22 ms,
 //! 1.26 ms, against 26 us, 190 us, 1.04 ms and 3.4 ms for the host loop (LAPACK through
 //! PyTensor's C backend: 3.6 us, 10 us, 0.17 ms).
@@ -17,8 +17,9 @@
 //! cannot place a dispatch without a linalg op on workgroups ("failed to legalize
 //! operation 'hal.interface.binding.subspan'", or a crash for CUDA).
 
+use super::linalg::LastColumn;
 use super::Context;
-use crate::mlir::{Arith, Block, CmpF, IndexArg, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{Arith, Block, Cast, CmpF, IndexArg, MathUnary, ScalarType, TensorType, Value};
 
 /// Accumulators of an inner product: one per f64 lane of an AVX-512 register.
 const LANES: i64 = 8;
@@ -212,5 +213,113 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
         x[0].clone()
+    })
+}
+
+/// `t` (a kernel's flat result, rows of `cols`) with row `target` less `m` times row
+/// `source`, over columns [from, to): [`LANES`] columns a step (straight-line code the
+/// SLP vectorizer makes vector FMAs), then the rest one by one.
+fn subtract_row(g: &mut Block, t: &Value, cols: &Value, (target, source): (&Value, &Value), m: &Value, (from, to): (&Value, &Value)) -> Value {
+    let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
+    let length = g.arith(Arith::SubI, to, from);
+    let chunks = g.arith(Arith::DivUI, &length, &lanes);
+    let chunked = g.arith(Arith::MulI, &chunks, &lanes);
+    let end = g.arith(Arith::AddI, from, &chunked);
+    let minus_m = g.negf(m);
+    let update = |h: &mut Block, t: &Value, c: &Value| {
+        let data = Flat::result(t, cols);
+        let (x, y) = (data.get(h, source, c), data.get(h, target, c));
+        let v = h.fma(&minus_m, &x, &y);
+        data.set(h, &v, target, c)
+    };
+    // A chunk's loads all come before its stores: LLVM cannot tell the two rows apart
+    // (one buffer), and would keep each load after the store before it.
+    let t = g
+        .scf_for(from, &end, &lanes, &[t.clone()], |h, c, t| {
+            let data = Flat::result(&t[0], cols);
+            let mut updates = Vec::with_capacity(LANES as usize);
+            for lane in 0..LANES {
+                let offset = h.constant_index(lane);
+                let at = h.arith(Arith::AddI, c, &offset);
+                let (x, y) = (data.get(h, source, &at), data.get(h, target, &at));
+                updates.push((at, h.fma(&minus_m, &x, &y)));
+            }
+            let mut t = t[0].clone();
+            for (at, v) in updates {
+                t = Flat::result(&t, cols).set(h, &v, target, &at);
+            }
+            Ok::<_, String>(vec![t])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let t = g.scf_for(&end, to, &one, &t, |h, c, t| Ok::<_, String>(vec![update(h, &t[0], c)])).unwrap_or_else(|e| unreachable!("{e}"));
+    t[0].clone()
+}
+
+/// Gaussian elimination with partial pivoting, as linalg.rs `eliminate` (same arguments
+/// and result: getrf's pivots, the multipliers below U, the last column kept as `last`
+/// says, a zero pivot leaving its column as it is), rows j + 1.. updated row by row.
+pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value, steps: &Value, last: LastColumn) -> Value {
+    let element = w.tensor().element;
+    let width = b.tensor_dim(w, 1);
+    region(cx, b, element, (rows, &width), &[w], &[rows, steps], |k, m, s| {
+        let (w, rows, steps) = (&m[0], s[0].clone(), s[1].clone());
+        let width = w.cols.clone();
+        let (zero, one) = (k.constant_index(0), k.constant_index(1));
+        let last_column = k.arith(Arith::SubI, &width, &one);
+        // Columns the rows' swaps and eliminations reach: a record column is neither
+        // swapped (Pivots) nor eliminated (Pivots, Rows).
+        let swapped = if last == LastColumn::Pivots { last_column.clone() } else { width.clone() };
+        let eliminated = if last == LastColumn::Eliminated { width.clone() } else { last_column.clone() };
+        let size = k.arith(Arith::MulI, &rows, &width);
+        let start = Flat::start(k, element, &rows, &width);
+        let copy = k
+            .scf_for(&zero, &size, &one, &[start], |g, at, t| {
+                let v = g.tensor_extract(&w.data, std::slice::from_ref(at));
+                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let r = k
+            .scf_for(&zero, &steps, &one, &copy, |g, j, t| {
+                let cur = Flat::result(&t[0], &width);
+                // getrf's idamax: the first row of largest |w_rj|, a NaN below every number.
+                let below_all = g.constant_f64(-1.0, element);
+                let found = g.scf_for(j, &rows, &one, &[below_all, j.clone()], |h, r, best| {
+                    let v = cur.get(h, r, j);
+                    let size = h.math(MathUnary::AbsF, &v);
+                    let is_nan = h.cmpf(CmpF::Uno, &size, &size);
+                    let nan_key = h.constant_f64(-0.5, element);
+                    let key = h.select(&is_nan, &nan_key, &size);
+                    let take = h.cmpf(CmpF::Ogt, &key, &best[0]);
+                    Ok::<_, String>(vec![h.select(&take, &key, &best[0]), h.select(&take, r, &best[1])])
+                })?;
+                let p = found[1].clone();
+                let swapped_rows = g.scf_for(&zero, &swapped, &one, &t[0..1], |h, c, t| {
+                    let data = Flat::result(&t[0], &width);
+                    let (x, y) = (data.get(h, j, c), data.get(h, &p, c));
+                    let t = data.set(h, &y, j, c);
+                    Ok::<_, String>(vec![Flat::result(&t, &width).set(h, &x, &p, c)])
+                })?;
+                let mut t = swapped_rows[0].clone();
+                if last == LastColumn::Pivots {
+                    let p_int = g.index_cast(&p, ScalarType::I64);
+                    let p_value = g.cast(Cast::SIToFP, &p_int, element);
+                    t = Flat::result(&t, &width).set(g, &p_value, j, &last_column);
+                }
+                let pivot = Flat::result(&t, &width).get(g, j, j);
+                let zero_f = g.constant_f64(0.0, element);
+                let singular = g.cmpf(CmpF::Oeq, &pivot, &zero_f);
+                let next = g.arith(Arith::AddI, j, &one);
+                g.scf_for(&next, &rows, &one, &[t], |h, r, t| {
+                    let data = Flat::result(&t[0], &width);
+                    let v = data.get(h, r, j);
+                    let ratio = h.arith(Arith::DivF, &v, &pivot);
+                    let m = h.select(&singular, &zero_f, &ratio);
+                    let stored = h.select(&singular, &v, &m);
+                    let t = data.set(h, &stored, r, j);
+                    Ok(vec![subtract_row(h, &t, &width, (r, j), &m, (&next, &eliminated))])
+                })
+            })
+            .unwrap_or_else(|e: String| unreachable!("{e}"));
+        r[0].clone()
     })
 }

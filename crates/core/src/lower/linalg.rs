@@ -392,7 +392,7 @@ fn pivot(b: &mut Block, w: &Value, j: &Value, m: &Value) -> Result<Value, String
 
 /// What `eliminate` keeps in w's last column.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum LastColumn {
+pub(super) enum LastColumn {
     /// Eliminated as the others are (a right-hand side).
     Eliminated,
     /// Records at row j the row swapped with row j (getrf's pivot).
@@ -411,6 +411,9 @@ enum LastColumn {
 /// loop-carried tensor: IREE 3.13 returned wrong buffers for the second result of an
 /// scf.for carrying two (LUFactor's pivots read as LU's bits).
 fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value, steps: &Value, last: LastColumn) -> Result<Value, String> {
+    if scalar::has_sequential_kernels() {
+        return Ok(dense_kernels::eliminate(cx, b, w, rows, steps, last));
+    }
     let width = b.tensor_dim(w, 1);
     let w = cx.loop_start(b, w)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
