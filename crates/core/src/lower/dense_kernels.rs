@@ -19,7 +19,7 @@
 
 use super::linalg::LastColumn;
 use super::Context;
-use crate::mlir::{Arith, Block, Cast, CmpF, IndexArg, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
 
 /// Accumulators of an inner product: one per f64 lane of an AVX-512 register.
 const LANES: i64 = 8;
@@ -322,4 +322,123 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
             .unwrap_or_else(|e: String| unreachable!("{e}"));
         r[0].clone()
     })
+}
+
+/// Cyclic Jacobi sweeps on `start` (`rows` x n), as eigen.rs `sweeps` (same state and
+/// result; two-sided: [A; V], A' = J^T A J and V' = V J; one-sided: [W; V], W' = W J and
+/// V' = V J), the planes (p, q) in row order one after the other, each rotated only where
+/// `needs_rotation` says (the convergence test of eigen.rs `unconverged`); sweeps until one
+/// finds no such plane, at most `most`.
+pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool, most: i64) -> Value {
+    let rows = b.tensor_dim(start, 0);
+    region(cx, b, element, (&rows, n), &[start], &[&rows], |k, m, s| {
+        let (s0, rows) = (&m[0], s[0].clone());
+        let n = s0.cols.clone();
+        let (zero, one) = (k.constant_index(0), k.constant_index(1));
+        let size = k.arith(Arith::MulI, &rows, &n);
+        let begin = Flat::start(k, element, &rows, &n);
+        let copy = k
+            .scf_for(&zero, &size, &one, &[begin], |g, at, t| {
+                let v = g.tensor_extract(&s0.data, std::slice::from_ref(at));
+                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        // W's rows (one-sided): the rows above V.
+        let w_rows = k.arith(Arith::SubI, &rows, &n);
+        let most = k.constant_index(most);
+        let state = k.scf_while(
+            &[copy[0].clone(), zero.clone()],
+            |g, args| g.cmpi(CmpI::Ult, &args[1], &most),
+            |g, args| {
+                let unset = g.constant_int(0, ScalarType::I1);
+                let swept = g
+                    .scf_for(&zero, &n, &one, &[args[0].clone(), unset], |gp, p, carried| {
+                        let next = gp.arith(Arith::AddI, p, &one);
+                        gp.scf_for(&next, &n, &one, carried, |gq, q, carried| {
+                            let t = Flat::result(&carried[0], &n);
+                            let (app, aqq, apq) = if two_sided {
+                                (t.get(gq, p, p), t.get(gq, q, q), t.get(gq, p, q))
+                            } else {
+                                column_products(gq, &t, &w_rows, p, q, element)
+                            };
+                            let off = super::eigen::needs_rotation(gq, &app, &aqq, &apq, &n, element);
+                            let ty = carried[0].ty().clone();
+                            let rotated = gq.scf_if_values(
+                                &off,
+                                std::slice::from_ref(&ty),
+                                |h| {
+                                    let (c, sn) = super::eigen::rotation(h, &app, &aqq, &apq, element);
+                                    let t = rotate_columns(h, &t, &rows, (p, q), (&c, &sn));
+                                    vec![if two_sided { rotate_rows(h, &Flat::result(&t, &n), &n, (p, q), (&c, &sn)) } else { t }]
+                                },
+                                |_| vec![carried[0].clone()],
+                            );
+                            let any = gq.arith(Arith::OrI, &carried[1], &off);
+                            Ok::<_, String>(vec![rotated[0].clone(), any])
+                        })
+                    })
+                    .unwrap_or_else(|e| unreachable!("{e}"));
+                // A sweep that found every plane diagonal ends the loop.
+                let counted = g.arith(Arith::AddI, &args[1], &one);
+                let count = g.select(&swept[1], &counted, &most);
+                vec![swept[0].clone(), count]
+            },
+        );
+        state[0].clone()
+    })
+}
+
+/// (|w_p|^2, |w_q|^2, w_p . w_q) of columns p and q over the first `w_rows` rows.
+fn column_products(g: &mut Block, t: &Flat, w_rows: &Value, p: &Value, q: &Value, element: ScalarType) -> (Value, Value, Value) {
+    let (z, o) = (g.constant_index(0), g.constant_index(1));
+    let zero = g.constant_f64(0.0, element);
+    let r = g
+        .scf_for(&z, w_rows, &o, &[zero.clone(), zero.clone(), zero], |lp, i, acc| {
+            let (wp, wq) = (t.get(lp, i, p), t.get(lp, i, q));
+            Ok::<_, String>(vec![lp.fma(&wp, &wp, &acc[0]), lp.fma(&wq, &wq, &acc[1]), lp.fma(&wp, &wq, &acc[2])])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    (r[0].clone(), r[1].clone(), r[2].clone())
+}
+
+/// Columns p and q of every row times J = [[c, s], [-s, c]]: (x, y) -> (c x - s y, s x + c y).
+fn rotate_columns(g: &mut Block, t: &Flat, rows: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
+    let (z, o) = (g.constant_index(0), g.constant_index(1));
+    let cols = t.cols.clone();
+    let r = g
+        .scf_for(&z, rows, &o, &[t.data.clone()], |lp, r, d| {
+            let t = Flat::result(&d[0], &cols);
+            let (x, y) = (t.get(lp, r, p), t.get(lp, r, q));
+            let (new_x, new_y) = turn(lp, &x, &y, c, sn);
+            let d = t.set(lp, &new_x, r, p);
+            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, r, q)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
+}
+
+/// Rows p and q of the first n rows times J^T, over their n columns.
+fn rotate_rows(g: &mut Block, t: &Flat, n: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
+    let (z, o) = (g.constant_index(0), g.constant_index(1));
+    let cols = t.cols.clone();
+    let r = g
+        .scf_for(&z, n, &o, &[t.data.clone()], |lp, col, d| {
+            let t = Flat::result(&d[0], &cols);
+            let (x, y) = (t.get(lp, p, col), t.get(lp, q, col));
+            let (new_x, new_y) = turn(lp, &x, &y, c, sn);
+            let d = t.set(lp, &new_x, p, col);
+            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, q, col)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
+}
+
+/// (c x - s y, s x + c y).
+fn turn(g: &mut Block, x: &Value, y: &Value, c: &Value, sn: &Value) -> (Value, Value) {
+    let sy = g.arith(Arith::MulF, sn, y);
+    let minus_sy = g.negf(&sy);
+    let new_x = g.fma(c, x, &minus_sy);
+    let sx = g.arith(Arith::MulF, sn, x);
+    let new_y = g.fma(c, y, &sx);
+    (new_x, new_y)
 }

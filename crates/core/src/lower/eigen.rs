@@ -24,7 +24,7 @@
 use super::linalg::{any_not_finite, define, factor, nan_if, not_positive, operand, substitute, symmetrized, working_type};
 use super::qr;
 use super::shapes::DimExpr;
-use super::{Context, ErrorKind, RuntimeCheck};
+use super::{dense_kernels, scalar, Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
 use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
@@ -342,13 +342,17 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
 /// any plane still needs a rotation (`unconverged`), and stops where none does, or after
 /// `SWEEPS`.
 fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
+    let most = if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 };
+    if scalar::has_sequential_kernels() {
+        return Ok(dense_kernels::jacobi_sweeps(cx, b, start, n, element, two_sided, most));
+    }
     let start = cx.loop_start(b, start)?;
     let (zero, one, two) = (b.constant_index(0), b.constant_index(1), b.constant_index(2));
     let odd = b.arith(Arith::RemUI, n, &two);
     let m = b.arith(Arith::AddI, n, &odd);
     let m1 = b.arith(Arith::SubI, &m, &one);
     let rounds = b.arith(Arith::MaxSI, &m1, &one);
-    let most = b.constant_index(if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 });
+    let most = b.constant_index(most);
     // The closures of scf.while give no Result: the first error is kept here.
     // The sizes of the tensor scf.while carries, tied to it in each region and after:
     // IREE cannot see them through the loop (tensor.dim left unresolved).
@@ -413,16 +417,7 @@ fn unconverged(b: &mut Block, s: &Value, n: &Value, element: ScalarType, two_sid
             } else {
                 column_products(lp, s, &rows, &p, q, element)
             };
-            let eps = lp.constant_f64(if element == ScalarType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }, element);
-            let count = lp.index_cast(n, ScalarType::I64);
-            let count = lp.cast(crate::mlir::Cast::SIToFP, &count, element);
-            let tol = lp.arith(Arith::MulF, &eps, &count);
-            let (sp, sq) = (lp.math(MathUnary::AbsF, &app), lp.math(MathUnary::AbsF, &aqq));
-            let (sp, sq) = (lp.math(MathUnary::Sqrt, &sp), lp.math(MathUnary::Sqrt, &sq));
-            let bound = lp.arith(Arith::MulF, &sp, &sq);
-            let bound = lp.arith(Arith::MulF, &tol, &bound);
-            let size = lp.math(MathUnary::AbsF, &apq);
-            let off = lp.cmpf(CmpF::Ogt, &size, &bound);
+            let off = needs_rotation(lp, &app, &aqq, &apq, n, element);
             let (no, yes) = (lp.constant_int(0, ScalarType::I8), lp.constant_int(1, ScalarType::I8));
             let flag = lp.select(&off, &yes, &no);
             Ok::<_, String>(vec![lp.arith(Arith::OrI, &flag, &acc[0])])
@@ -438,6 +433,21 @@ fn unconverged(b: &mut Block, s: &Value, n: &Value, element: ScalarType, two_sid
         Ok::<_, String>(vec![g.arith(Arith::OrI, &args[0], &args[1])])
     })?;
     Ok(r[0].clone())
+}
+
+/// Whether the plane (p, q) of a symmetric matrix (of size `n`) is off its diagonal by more
+/// than rounding: |a_pq| > n eps sqrt(|a_pp|) sqrt(|a_qq|) (an i1; false for NaN).
+pub(super) fn needs_rotation(g: &mut Block, app: &Value, aqq: &Value, apq: &Value, n: &Value, element: ScalarType) -> Value {
+    let eps = g.constant_f64(if element == ScalarType::F64 { f64::EPSILON } else { f32::EPSILON as f64 }, element);
+    let count = g.index_cast(n, ScalarType::I64);
+    let count = g.cast(crate::mlir::Cast::SIToFP, &count, element);
+    let tol = g.arith(Arith::MulF, &eps, &count);
+    let (sp, sq) = (g.math(MathUnary::AbsF, app), g.math(MathUnary::AbsF, aqq));
+    let (sp, sq) = (g.math(MathUnary::Sqrt, &sp), g.math(MathUnary::Sqrt, &sq));
+    let bound = g.arith(Arith::MulF, &sp, &sq);
+    let bound = g.arith(Arith::MulF, &tol, &bound);
+    let size = g.math(MathUnary::AbsF, apq);
+    g.cmpf(CmpF::Ogt, &size, &bound)
 }
 
 /// The n values `value(k)` in ascending (`before` `Olt`) or descending (`Ogt`) order, ties
@@ -761,12 +771,27 @@ fn plane(g: &mut Block, n: &Value, m: &Value, round: &Value, k: &Value, element:
     let pk = resting_partner(g, n, m, round, k);
     let (p, q) = (g.arith(Arith::MinUI, k, &pk), g.arith(Arith::MaxUI, k, &pk));
     let (app, aqq, apq) = gram(g, &p, &q);
+    let (c, sn) = rotation(g, &app, &aqq, &apq, element);
+    // No rotation where k has no partner.
+    let alone = g.cmpi(CmpI::Eq, &p, &q);
+    let (one, zero) = (g.constant_f64(1.0, element), g.constant_f64(0.0, element));
+    let c = g.select(&alone, &one, &c);
+    let sn = g.select(&alone, &zero, &sn);
+    let is_p = g.cmpi(CmpI::Eq, k, &p);
+    let minus_s = g.negf(&sn);
+    let bk = g.select(&is_p, &minus_s, &sn);
+    (c, bk, pk)
+}
+
+/// The rotation (c, s), J = [[c, s], [-s, c]] in the plane (p, q), that makes a_pq of
+/// J^T A J zero: t = s / c the smaller root of t^2 + 2 theta t - 1 = 0, theta = (a_qq -
+/// a_pp) / (2 a_pq), 1 / (2 theta) where theta^2 would overflow; (1, 0) where the plane is
+/// diagonal already.
+pub(super) fn rotation(g: &mut Block, app: &Value, aqq: &Value, apq: &Value, element: ScalarType) -> (Value, Value) {
     let zero = g.constant_f64(0.0, element);
     let one = g.constant_f64(1.0, element);
-    // theta = (a_qq - a_pp) / (2 a_pq); t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
-    // 1 / (2 theta) where theta^2 would overflow.
-    let diff = g.arith(Arith::SubF, &aqq, &app);
-    let two_apq = g.arith(Arith::AddF, &apq, &apq);
+    let diff = g.arith(Arith::SubF, aqq, app);
+    let two_apq = g.arith(Arith::AddF, apq, apq);
     let theta = g.arith(Arith::DivF, &diff, &two_apq);
     let size = g.math(MathUnary::AbsF, &theta);
     let big = g.constant_f64(if element == ScalarType::F64 { 1e150 } else { 1e18 }, element);
@@ -784,16 +809,8 @@ fn plane(g: &mut Block, n: &Value, m: &Value, round: &Value, k: &Value, element:
     let root_tt = g.math(MathUnary::Sqrt, &tt);
     let c = g.arith(Arith::DivF, &one, &root_tt);
     let sn = g.arith(Arith::MulF, &t, &c);
-    // No rotation where the plane is diagonal already, or k has no partner.
-    let rests = g.cmpf(CmpF::Oeq, &apq, &zero);
-    let alone = g.cmpi(CmpI::Eq, &p, &q);
-    let rests = g.arith(Arith::OrI, &rests, &alone);
-    let c = g.select(&rests, &one, &c);
-    let sn = g.select(&rests, &zero, &sn);
-    let is_p = g.cmpi(CmpI::Eq, k, &p);
-    let minus_s = g.negf(&sn);
-    let bk = g.select(&is_p, &minus_s, &sn);
-    (c, bk, pk)
+    let rests = g.cmpf(CmpF::Oeq, apq, &zero);
+    (g.select(&rests, &one, &c), g.select(&rests, &zero, &sn))
 }
 
 /// k's partner in round `round` of the round-robin order of `m` slots (m even): slot 0 is
