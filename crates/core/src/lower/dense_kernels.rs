@@ -217,42 +217,10 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
 }
 
 /// `t` (a kernel's flat result, rows of `cols`) with row `target` less `m` times row
-/// `source`, over columns [from, to): [`LANES`] columns a step (straight-line code the
-/// SLP vectorizer makes vector FMAs), then the rest one by one.
-fn subtract_row(g: &mut Block, t: &Value, cols: &Value, (target, source): (&Value, &Value), m: &Value, (from, to): (&Value, &Value)) -> Value {
-    let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
-    let length = g.arith(Arith::SubI, to, from);
-    let chunks = g.arith(Arith::DivUI, &length, &lanes);
-    let chunked = g.arith(Arith::MulI, &chunks, &lanes);
-    let end = g.arith(Arith::AddI, from, &chunked);
+/// `source` (which it leaves as it is), over columns [from, to).
+fn subtract_row(g: &mut Block, t: &Value, cols: &Value, (target, source): (&Value, &Value), m: &Value, range: (&Value, &Value)) -> Value {
     let minus_m = g.negf(m);
-    let update = |h: &mut Block, t: &Value, c: &Value| {
-        let data = Flat::result(t, cols);
-        let (x, y) = (data.get(h, source, c), data.get(h, target, c));
-        let v = h.fma(&minus_m, &x, &y);
-        data.set(h, &v, target, c)
-    };
-    // A chunk's loads all come before its stores: LLVM cannot tell the two rows apart
-    // (one buffer), and would keep each load after the store before it.
-    let t = g
-        .scf_for(from, &end, &lanes, &[t.clone()], |h, c, t| {
-            let data = Flat::result(&t[0], cols);
-            let mut updates = Vec::with_capacity(LANES as usize);
-            for lane in 0..LANES {
-                let offset = h.constant_index(lane);
-                let at = h.arith(Arith::AddI, c, &offset);
-                let (x, y) = (data.get(h, source, &at), data.get(h, target, &at));
-                updates.push((at, h.fma(&minus_m, &x, &y)));
-            }
-            let mut t = t[0].clone();
-            for (at, v) in updates {
-                t = Flat::result(&t, cols).set(h, &v, target, &at);
-            }
-            Ok::<_, String>(vec![t])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    let t = g.scf_for(&end, to, &one, &t, |h, c, t| Ok::<_, String>(vec![update(h, &t[0], c)])).unwrap_or_else(|e| unreachable!("{e}"));
-    t[0].clone()
+    add_multiple(g, &Flat::result(t, cols), target, &minus_m, &|h, rows, c| rows.get(h, source, c), range)
 }
 
 /// Gaussian elimination with partial pivoting, as linalg.rs `eliminate` (same arguments
@@ -441,4 +409,221 @@ fn turn(g: &mut Block, x: &Value, y: &Value, c: &Value, sn: &Value) -> (Value, V
     let sx = g.arith(Arith::MulF, sn, x);
     let new_y = g.fma(c, y, &sx);
     (new_x, new_y)
+}
+
+/// geqrf's w = [a | tau] of `a` (m x n) as qr.rs `reflectors` builds it, but given a^T and
+/// giving w^T ((n + 1) x m, tau in the last row): a column of a is then a contiguous row
+/// of the kernel's matrix, and so is each column a reflector acts on. Reflector j: dlarfg's
+/// (beta, tau, v) from row j (`qr::householder` on the same parts of |x|), stored as geqrf
+/// stores them, then applied to rows j + 1 .. n (`reflect_rows`).
+pub(super) fn qr_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element: ScalarType) -> Value {
+    let n = b.tensor_dim(at, 0);
+    let m = b.tensor_dim(at, 1);
+    let one_outside = b.constant_index(1);
+    let rows = b.arith(Arith::AddI, &n, &one_outside);
+    region(cx, b, element, (&rows, &m), &[at], &[&n], |k, a, s| {
+        let (a, n) = (&a[0], s[0].clone());
+        let m = a.cols.clone();
+        let (zero, one) = (k.constant_index(0), k.constant_index(1));
+        let rows = k.arith(Arith::AddI, &n, &one);
+        let size = k.arith(Arith::MulI, &n, &m);
+        let begin = Flat::start(k, element, &rows, &m);
+        let zero_f = k.constant_f64(0.0, element);
+        let copied = k
+            .scf_for(&zero, &size, &one, &[begin], |g, at, t| {
+                let v = g.tensor_extract(&a.data, std::slice::from_ref(at));
+                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let start = k
+            .scf_for(&zero, &m, &one, &copied, |g, c, t| Ok::<_, String>(vec![Flat::result(&t[0], &m).set(g, &zero_f, &n, c)]))
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let steps = k.arith(Arith::MinUI, &m, &n);
+        let r = k
+            .scf_for(&zero, &steps, &one, &start, |g, j, t| {
+                let w = Flat::result(&t[0], &m);
+                let next = g.arith(Arith::AddI, j, &one);
+                // The parts of |x|, x = row j past the diagonal (products rounded, then summed).
+                let parts = g.scf_for(&next, &m, &one, &[zero_f.clone(), zero_f.clone()], |h, r, acc| {
+                    let x = w.get(h, j, r);
+                    let size = h.math(MathUnary::AbsF, &x);
+                    let square = h.arith(Arith::MulF, &x, &x);
+                    Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &size), h.arith(Arith::AddF, &acc[1], &square)])
+                })?;
+                let big = parts[0].clone();
+                let scaled = g.scf_for(&next, &m, &one, &[zero_f.clone()], |h, r, acc| {
+                    let x = w.get(h, j, r);
+                    let is_zero = h.cmpf(CmpF::Oeq, &big, &zero_f);
+                    let ratio = h.arith(Arith::DivF, &x, &big);
+                    let ratio = h.select(&is_zero, &zero_f, &ratio);
+                    let square = h.arith(Arith::MulF, &ratio, &ratio);
+                    Ok::<_, String>(vec![h.arith(Arith::AddF, &acc[0], &square)])
+                })?;
+                let alpha = w.get(g, j, j);
+                let [beta, tau, scale] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
+                let stored = g.scf_for(&next, &m, &one, &t[0..1], |h, r, t| {
+                    let w = Flat::result(&t[0], &m);
+                    let x = w.get(h, j, r);
+                    let v = h.arith(Arith::MulF, &x, &scale);
+                    Ok::<_, String>(vec![w.set(h, &v, j, r)])
+                })?;
+                let w = Flat::result(&stored[0], &m);
+                let t = w.set(g, &beta, j, j);
+                let t = Flat::result(&t, &m).set(g, &tau, &n, j);
+                let v = |h: &mut Block, w: &Flat, r: &Value| w.get(h, j, r);
+                Ok(vec![reflect_rows(g, &Flat::result(&t, &m), &v, &tau, j, &n, element)])
+            })
+            .unwrap_or_else(|e: String| unreachable!("{e}"));
+        r[0].clone()
+    })
+}
+
+/// Q^T's first `columns` rows (Q's columns) from w^T (`qr_reflectors`' result), as qr.rs
+/// `accumulate` builds Q (dorg2r): the reflectors from the last, H_i applied to rows i + 1 ..
+/// of the identity's, then row i set to H_i's (1 - tau_i at i, -tau_i v_r past it, zeros
+/// before).
+pub(super) fn qr_accumulate(cx: &mut Context, b: &mut Block, wt: &Value, n: &Value, k: &Value, columns: &Value, element: ScalarType) -> Value {
+    let m = b.tensor_dim(wt, 1);
+    region(cx, b, element, (columns, &m), &[wt], &[n, k, columns], |g, w, s| {
+        let (w, n, k, columns) = (&w[0], s[0].clone(), s[1].clone(), s[2].clone());
+        let m = w.cols.clone();
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let (zero_f, one_f) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let begin = Flat::start(g, element, &columns, &m);
+        let eye = g
+            .scf_for(&zero, &columns, &one, &[begin], |h, c, t| {
+                h.scf_for(&zero, &m, &one, t, |e, r, t| {
+                    let on = e.cmpi(CmpI::Eq, r, c);
+                    let v = e.select(&on, &one_f, &zero_f);
+                    Ok::<_, String>(vec![Flat::result(&t[0], &m).set(e, &v, c, r)])
+                })
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let r = g
+            .scf_for(&zero, &k, &one, &eye, |h, s, t| {
+                let last = h.arith(Arith::SubI, &k, &one);
+                let i = h.arith(Arith::SubI, &last, s);
+                let tau = w.get(h, &n, &i);
+                let (wi, ii) = (w.clone(), i.clone());
+                let v = move |e: &mut Block, _: &Flat, r: &Value| wi.get(e, &ii, r);
+                let q = reflect_rows(h, &Flat::result(&t[0], &m), &v, &tau, &i, &columns, element);
+                // Row i: 1 - tau at i, -tau v_r past it, zeros before.
+                h.scf_for(&zero, &m, &one, &[q], |e, r, q| {
+                    let v_r = w.get(e, &i, r);
+                    let minus_tau = e.negf(&tau);
+                    let below = e.arith(Arith::MulF, &minus_tau, &v_r);
+                    let diagonal = e.arith(Arith::SubF, &one_f, &tau);
+                    let (at, past) = (e.cmpi(CmpI::Eq, r, &i), e.cmpi(CmpI::Ugt, r, &i));
+                    let value = e.select(&past, &below, &zero_f);
+                    let value = e.select(&at, &diagonal, &value);
+                    Ok::<_, String>(vec![Flat::result(&q[0], &m).set(e, &value, &i, r)])
+                })
+            })
+            .unwrap_or_else(|e: String| unreachable!("{e}"));
+        r[0].clone()
+    })
+}
+
+/// `t` (rows = a matrix's columns) with the reflector H = I - tau (1, v) (1, v)^T applied
+/// to its rows i < col < end, from element i on, as LAPACK 3.12's dlarf1f does (qr.rs
+/// `apply_reflector`, transposed): w = t_col,i + sum_r v_r t_col,r, then t_col,i - tau w and
+/// t_col,r - v_r (tau w); only up to the last r with v_r != 0 and the last row with an
+/// element != 0 there (iladlr, iladlc: beyond them LAPACK leaves the values as they are);
+/// nothing where tau = 0. `v(data, r)` reads v_r (r > i; see `add_multiple`).
+fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, tau: &Value, i: &Value, end: &Value, element: ScalarType) -> Value {
+    let m = t.cols.clone();
+    let (one, zero_f) = (g.constant_index(1), g.constant_f64(0.0, element));
+    let next = g.arith(Arith::AddI, i, &one);
+    let last_row = g
+        .scf_for(&next, &m, &one, &[i.clone()], |h, r, last| {
+            let v_r = v(h, t, r);
+            let nonzero = h.cmpf(CmpF::Une, &v_r, &zero_f);
+            Ok::<_, String>(vec![h.select(&nonzero, r, &last[0])])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"))[0]
+        .clone();
+    let past_last_row = g.arith(Arith::AddI, &last_row, &one);
+    let past_last_column = g
+        .scf_for(&next, end, &one, &[next.clone()], |h, col, past| {
+            let unset = h.constant_int(0, ScalarType::I1);
+            let any = h.scf_for(i, &past_last_row, &one, &[unset], |e, r, any| {
+                let x = t.get(e, col, r);
+                let nonzero = e.cmpf(CmpF::Une, &x, &zero_f);
+                Ok::<_, String>(vec![e.arith(Arith::OrI, &any[0], &nonzero)])
+            })?;
+            let after = h.arith(Arith::AddI, col, &one);
+            Ok::<_, String>(vec![h.select(&any[0], &after, &past[0])])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"))[0]
+        .clone();
+    let applies = g.cmpf(CmpF::Une, tau, &zero_f);
+    let ty = t.data.ty().clone();
+    let count = g.arith(Arith::SubI, &past_last_row, &next);
+    g.scf_if_values(
+        &applies,
+        std::slice::from_ref(&ty),
+        |h| {
+            let r = h
+                .scf_for(&next, &past_last_column, &one, &[t.data.clone()], |e, col, d| {
+                    let cur = Flat::result(&d[0], &m);
+                    let head = cur.get(e, col, i);
+                    // head + sum_r v_r t_col,r, as init - sum (-v_r) t_col,r.
+                    let w = minus_dot(e, &count, &head, &|f, c| {
+                        let r = f.arith(Arith::AddI, &next, c);
+                        let v_r = v(f, &cur, &r);
+                        (f.negf(&v_r), cur.get(f, col, &r))
+                    });
+                    let minus_tau = e.negf(tau);
+                    let step = e.arith(Arith::MulF, &minus_tau, &w);
+                    let head = e.arith(Arith::AddF, &head, &step);
+                    let d = cur.set(e, &head, col, i);
+                    Ok::<_, String>(vec![add_multiple(e, &Flat::result(&d, &m), col, &step, v, (&next, &past_last_row))])
+                })
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            vec![r[0].clone()]
+        },
+        |_| vec![t.data.clone()],
+    )[0]
+        .clone()
+}
+
+/// Row `target` of `t` plus `s` times v (`v(data, c)` its element c, read from anywhere
+/// but that row; from the tensor's current value `data` where it is in `t`: reading an
+/// older value would need a copy, which bufferization refuses inside a dispatch), over columns [from, to): [`LANES`] columns a step as straight-line code, which the
+/// SLP vectorizer makes vector FMAs, then the rest one by one. A step's loads all come
+/// before its stores: LLVM cannot tell the rows apart (one buffer), and would keep each
+/// load after the store before it.
+fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, (from, to): (&Value, &Value)) -> Value {
+    let cols = t.cols.clone();
+    let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
+    let length = g.arith(Arith::SubI, to, from);
+    let chunks = g.arith(Arith::DivUI, &length, &lanes);
+    let chunked = g.arith(Arith::MulI, &chunks, &lanes);
+    let end = g.arith(Arith::AddI, from, &chunked);
+    let r = g
+        .scf_for(from, &end, &lanes, &[t.data.clone()], |h, c, d| {
+            let data = Flat::result(&d[0], &cols);
+            let mut updates = Vec::with_capacity(LANES as usize);
+            for lane in 0..LANES {
+                let offset = h.constant_index(lane);
+                let at = h.arith(Arith::AddI, c, &offset);
+                let (x, y) = (v(h, &data, &at), data.get(h, target, &at));
+                updates.push((at, h.fma(s, &x, &y)));
+            }
+            let mut d = d[0].clone();
+            for (at, value) in updates {
+                d = Flat::result(&d, &cols).set(h, &value, target, &at);
+            }
+            Ok::<_, String>(vec![d])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let r = g
+        .scf_for(&end, to, &one, &r, |h, c, d| {
+            let data = Flat::result(&d[0], &cols);
+            let (x, y) = (v(h, &data, c), data.get(h, target, c));
+            let value = h.fma(s, &x, &y);
+            Ok::<_, String>(vec![data.set(h, &value, target, c)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
 }

@@ -14,9 +14,9 @@
 //! does) so that neither huge nor tiny columns overflow or underflow; dlarfg's rescaling
 //! of columns whose norm is below the smallest normal number is not done.
 
-use super::linalg::{define, identity, map, operand, working_type, zeros};
+use super::linalg::{define, identity, map, operand, transposed, working_type, zeros};
 use super::shapes::DimExpr;
-use super::Context;
+use super::{dense_kernels, scalar, Context};
 use crate::ir::{Node, QrMode};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
@@ -67,6 +67,11 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: 
 /// geqrf's w = [a | tau] (m x (n + 1)) of `a` (m x n) after its min(m, n) reflectors (see
 /// the module comment); Q from it by `accumulate`. SVD's U completes its basis with them.
 pub(super) fn reflectors(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Result<Value, String> {
+    if scalar::has_sequential_kernels() {
+        let at = transposed(b, a)?;
+        let wt = dense_kernels::qr_reflectors(cx, b, &at, element);
+        return transposed(b, &wt);
+    }
     let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(a, 1));
     let k = b.arith(Arith::MinUI, &m, &n);
     let one = b.constant_index(1);
@@ -329,7 +334,7 @@ fn extent(b: &mut Block, block: &Value, v: &Value, i: &Value, from: &Value, end:
 /// (x_r / max)^2]: |x| from the plain sum of squares (as OpenBLAS's x86-64 dnrm2 sums
 /// them, in extended precision) where no square can overflow or underflow, else from the
 /// scaled one; x = 0 gives H = I (tau = 0, the column kept).
-fn householder(g: &mut Block, args: &[Value], element: ScalarType) -> [Value; 3] {
+pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) -> [Value; 3] {
     let (alpha, big, plain, scaled) = (&args[0], &args[1], &args[2], &args[3]);
     // The plain sum is safe for |x_r| in [2^-e, 2^e], e a quarter of the exponent range.
     let safe = if element == ScalarType::F32 { 2f64.powi(30) } else { 2f64.powi(250) };
@@ -387,6 +392,11 @@ fn upper(b: &mut Block, w: &Value, rows: &Value, n: &Value, element: ScalarType)
 /// column i set to H_i's (1 - tau_i at row i, -tau_i v_r below, zeros above).
 pub(super) fn accumulate(cx: &mut Context, b: &mut Block, w: &Value, m: &Value, n: &Value, k: &Value, columns: &Value) -> Result<Value, String> {
     let element = w.tensor().element;
+    if scalar::has_sequential_kernels() {
+        let wt = transposed(b, w)?;
+        let qt = dense_kernels::qr_accumulate(cx, b, &wt, n, k, columns, element);
+        return transposed(b, &qt);
+    }
     let eye = identity(b, element, m, columns)?;
     let start = cx.loop_start(b, &eye)?;
     let (first, step) = (b.constant_index(0), b.constant_index(1));
