@@ -62,10 +62,10 @@ def test_cholesky_both_triangles(dtype):
 
 
 def test_factorizations_and_substitutions_are_single_inline_dispatches_on_the_cpu():
-    """On the CPU, Cholesky, the triangular solves and the LU elimination are each one
-    dispatch of scalar loops (lower/dense_kernels.rs), compiled for the inline execution
-    model with LLVM's SLP vectorizer; sizes around the eight-column chunks of their inner
-    products and row updates, pivoting rows included."""
+    """On the CPU, Cholesky, the triangular solves, the LU elimination, QR's reflectors and
+    Q, and the Jacobi sweeps are each one dispatch of scalar loops (lower/dense_kernels.rs),
+    compiled for the inline execution model with LLVM's SLP vectorizer; sizes around the
+    eight-column chunks of their inner products and row updates, pivoting rows included."""
     a, b, g = pt.dmatrix("a"), pt.dmatrix("b"), pt.dmatrix("g")
     rng = np.random.default_rng(11)
     outs = [
@@ -78,13 +78,16 @@ def test_factorizations_and_substitutions_are_single_inline_dispatches_on_the_cp
         pt.linalg.det(g),
         pt.linalg.inv(g),
         *lu_factor(g),
+        *pt.linalg.qr(g),
+        pt.linalg.eigvalsh(a, None),
+        pt.linalg.svd(g, compute_uv=False),
     ]
     f, ref = compile_both([a, b, g], outs)
     linker = f.maker.linker
     assert "flow.dispatch.workgroups" in linker.mlir and "scf.for" in linker.mlir
     assert "--iree-execution-model=inline-dynamic" in linker.compiled.flags
     assert "--iree-llvmcpu-slp-vectorization=true" in linker.compiled.flags
-    for n, k in [(1, 1), (7, 3), (8, 1), (9, 2), (16, 1), (64, 5), (131, 4)]:
+    for n, k in [(1, 1), (7, 3), (8, 1), (9, 2), (16, 1), (64, 5), (101, 4)]:
         values = [spd(rng, n), rng.normal(size=(n, k)), rng.normal(size=(n, n))]
         for i, (got, want) in enumerate(zip(f(*values), ref(*values))):
             assert_same(got, want, err_msg=f"output {i} at n={n}", rtol=1e-8, atol=1e-10)

@@ -56,9 +56,9 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: 
     let (state, n) = if node.inputs.len() == 2 {
         let (c, t) = reduced(cx, b, node, &a, lower, what)?;
         factor_of_b = Some(t);
-        rotated(cx, b, &c, true, element)?
+        rotated(cx, b, &c, true, element, vectors)?
     } else {
-        rotated(cx, b, &a, lower, element)?
+        rotated(cx, b, &a, lower, element, vectors)?
     };
 
     let eigenvalue = |g: &mut Block, k: &Value| g.tensor_extract(&state, &[k.clone(), k.clone()]);
@@ -128,7 +128,7 @@ pub(super) fn covariance_root_of_finite(cx: &mut Context, b: &mut Block, cov: &V
             .clone();
         root
     } else {
-        let (state, n) = rotated(cx, b, cov, true, element)?;
+        let (state, n) = rotated(cx, b, cov, true, element, true)?;
         let nn = n.clone();
         b.linalg_generic(&[], &[init], &maps, &[IteratorType::Parallel; 2], |g, _| {
             let (i, k) = (g.linalg_index(0), g.linalg_index(1));
@@ -180,7 +180,7 @@ pub fn pinv(cx: &mut Context, b: &mut Block, node: &Node, hermitian: bool) -> Re
     let not_square = cx.exception("numpy.linalg.LinAlgError");
     cx.require(d[0], d[1], "MatrixPinv (the last 2 dimensions of the array must be square)", not_square);
     let not_finite = any_not_finite(b, &a)?;
-    let (state, n) = rotated(cx, b, &a, true, element)?;
+    let (state, n) = rotated(cx, b, &a, true, element, true)?;
     let p_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
     let nn = n.clone();
     let p = b.linalg_generic(&[], &[p_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
@@ -311,13 +311,13 @@ fn reduced(cx: &mut Context, b: &mut Block, node: &Node, a: &Value, lower: bool,
 
 /// The rotated [A; V] of the symmetric matrix read from `a`'s `lower` (or upper) triangle,
 /// after the sweeps: the eigenvalues on A's diagonal, the eigenvectors in V's columns (in
-/// no order), and n.
-fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: ScalarType) -> Result<(Value, Value), String> {
+/// no order), and n. Without `vectors`, A alone (a third less work a rotation).
+fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: ScalarType, vectors: bool) -> Result<(Value, Value), String> {
     let n = b.tensor_dim(a, 0);
-    let two_n = b.arith(Arith::AddI, &n, &n);
+    let rows = if vectors { b.arith(Arith::AddI, &n, &n) } else { n.clone() };
 
     // [A; I]: A symmetric from the triangle read, under it the identity.
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[two_n.clone(), n.clone()]);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), n.clone()]);
     let nn = n.clone();
     let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
         let (r, c) = (g.linalg_index(0), g.linalg_index(1));
