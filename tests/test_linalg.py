@@ -294,6 +294,22 @@ def test_batched_through_blockwise():
     check([a4], pt.linalg.det(a4), [rng.normal(size=(2, 3, 5, 5))], rtol=1e-9, atol=1e-12)
 
 
+def test_blockwise_without_batch_dims_is_its_core_op():
+    """A Blockwise with no batch dims (vectorizing a Scan's inner graph for its gradient
+    leaves such Blockwise{ARange}s, which PyTensor's local_useless_unbatched_blockwise does
+    not reach there) lowers as its core op, not as a loop of one step over a batch (whose
+    loop_start barrier would send the graph to the full HAL): here a Cholesky kept as a
+    Blockwise by excluding that rewrite."""
+    from pytensor.tensor.blockwise import Blockwise
+    from pytensor.tensor.linalg import Cholesky
+
+    a = pt.dmatrix("a")
+    keep = dict(mode=MLIR.excluding("local_useless_unbatched_blockwise"), reference=C.excluding("local_useless_unbatched_blockwise"))
+    f = check([a], [Blockwise(Cholesky())(a) * 2], [spd(np.random.default_rng(5), 6)], rtol=1e-10, atol=1e-12, **keep)
+    assert any("Blockwise{Cholesky" in str(n.op) for n in f.maker.fgraph.apply_nodes), "the Blockwise was rewritten away"
+    assert "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags
+
+
 def test_batched_inverse_and_its_check():
     """A run-time check of the core rule in a batch loop (lower/blockwise.rs: a loop of
     its own ors each element's flag): a batched inverse raises LinAlgError where any

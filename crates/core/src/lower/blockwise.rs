@@ -70,6 +70,12 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             return Err(format!("{name}: operands of {batch} batch dims and one of {} dims for a core of {}", ty.ndim(), sig.len()));
         }
     }
+    // No batch dims (a Blockwise that vectorizing a Scan's inner graph for its gradient
+    // leaves, e.g. of ARange): the core op itself, on the node's own inputs and outputs.
+    if batch == 0 {
+        let constants = node.inputs.iter().map(|&v| cx.graph.variables[v].constant.clone()).collect();
+        return super::inner::op_from_graph(cx, b, node, &core_graph(core, &in_tys, &out_tys, constants));
+    }
     let values: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
     let in_dims: Vec<Vec<Dim>> = node.inputs.iter().map(|&v| cx.dims(v)).collect();
     // Batch dims: the inputs that do not broadcast there (static 1) agree; the first
