@@ -1,10 +1,15 @@
-//! Dense factorizations and substitutions as one dispatch of scalar loops (llvm-cpu).
+//! Dense factorizations and substitutions as one dispatch of scalar loops (llvm-cpu):
+//! Cholesky (`cholesky`), triangular solves (`substitute`), Gaussian elimination with
+//! partial pivoting (`eliminate`: Solve, Det, SLogDet, inverses, LU), QR's reflectors and
+//! Q (`qr_reflectors`, `qr_accumulate`) and the Jacobi sweeps of Eigh and SVD
+//! (`jacobi_sweeps`); each follows its host-loop twin in linalg.rs, qr.rs or eigen.rs
+//! (same arguments, same results up to rounding).
 //!
-//! linalg.rs builds these as a loop of the host program over rows, a few kernels per
-//! step: every step pays for dispatches (and the loop needs IREE's full HAL). On the CPU
-//! the whole algorithm fits in one dispatch instead (`Block::dispatch_workgroups`):
-//! `scf.for` loops over `tensor.extract`/`tensor.insert`, which IREE bufferizes in place
-//! into loads and stores on the result's buffer. Measured with iree-benchmark-module on hand-written modules
+//! Those twins are loops of the host program over rows, a few kernels per step: every
+//! step pays for dispatches (and the loop needs IREE's full HAL). On the CPU the whole
+//! algorithm fits in one dispatch instead (`Block::dispatch_workgroups`): `scf.for` loops
+//! over `tensor.extract`/`tensor.insert`, which IREE bufferizes in place into loads and
+//! stores on the result's buffer. Measured with iree-benchmark-module on hand-written modules
 //! (Zen 4, one thread), a Cholesky factor at n = 5, 50, 200, 400: 3 us, 13 us, 0.22 ms,
 //! 1.26 ms, against 26 us, 190 us, 1.04 ms and 3.4 ms for the host loop (LAPACK through
 //! PyTensor's C backend: 3.6 us, 10 us, 0.17 ms).
@@ -95,6 +100,19 @@ impl Flat {
         let at = self.offset(g, i, j);
         g.tensor_insert(v, &self.data, &[at])
     }
+}
+
+/// `into` (a kernel's result, not yet written) with its first `size` elements those of
+/// `data` (an input's).
+fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> Value {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let r = g
+        .scf_for(&zero, size, &one, &[into], |h, at, t| {
+            let v = h.tensor_extract(data, std::slice::from_ref(at));
+            Ok::<_, String>(vec![h.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
 }
 
 /// `init - sum_{c < len} x_c y_c`, where `factors` gives (x_c, y_c) for an index c:
@@ -240,12 +258,7 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
         let eliminated = if last == LastColumn::Eliminated { width.clone() } else { last_column.clone() };
         let size = k.arith(Arith::MulI, &rows, &width);
         let start = Flat::start(k, element, &rows, &width);
-        let copy = k
-            .scf_for(&zero, &size, &one, &[start], |g, at, t| {
-                let v = g.tensor_extract(&w.data, std::slice::from_ref(at));
-                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
+        let copy = vec![copied(k, &w.data, &size, start)];
         let r = k
             .scf_for(&zero, &steps, &one, &copy, |g, j, t| {
                 let cur = Flat::result(&t[0], &width);
@@ -305,12 +318,7 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
         let size = k.arith(Arith::MulI, &rows, &n);
         let begin = Flat::start(k, element, &rows, &n);
-        let copy = k
-            .scf_for(&zero, &size, &one, &[begin], |g, at, t| {
-                let v = g.tensor_extract(&s0.data, std::slice::from_ref(at));
-                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
+        let copy = vec![copied(k, &s0.data, &size, begin)];
         // W's rows (one-sided): the rows above V.
         let w_rows = k.arith(Arith::SubI, &rows, &n);
         let most = k.constant_index(most);
@@ -336,8 +344,8 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
                                 std::slice::from_ref(&ty),
                                 |h| {
                                     let (c, sn) = super::eigen::rotation(h, &app, &aqq, &apq, element);
-                                    let t = rotate_columns(h, &t, &rows, (p, q), (&c, &sn));
-                                    vec![if two_sided { rotate_rows(h, &Flat::result(&t, &n), &n, (p, q), (&c, &sn)) } else { t }]
+                                    let t = rotate(h, &t, &rows, true, (p, q), (&c, &sn));
+                                    vec![if two_sided { rotate(h, &Flat::result(&t, &n), &n, false, (p, q), (&c, &sn)) } else { t }]
                                 },
                                 |_| vec![carried[0].clone()],
                             );
@@ -369,33 +377,20 @@ fn column_products(g: &mut Block, t: &Flat, w_rows: &Value, p: &Value, q: &Value
     (r[0].clone(), r[1].clone(), r[2].clone())
 }
 
-/// Columns p and q of every row times J = [[c, s], [-s, c]]: (x, y) -> (c x - s y, s x + c y).
-fn rotate_columns(g: &mut Block, t: &Flat, rows: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
+/// Columns p and q of the first `count` rows times J = [[c, s], [-s, c]] (`columns`), or
+/// rows p and q over the first `count` columns times J^T: each pair (x, y) of elements
+/// becomes (c x - s y, s x + c y).
+fn rotate(g: &mut Block, t: &Flat, count: &Value, columns: bool, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
     let (z, o) = (g.constant_index(0), g.constant_index(1));
     let cols = t.cols.clone();
     let r = g
-        .scf_for(&z, rows, &o, &[t.data.clone()], |lp, r, d| {
+        .scf_for(&z, count, &o, &[t.data.clone()], |lp, k, d| {
+            let ((xi, xj), (yi, yj)) = if columns { ((k, p), (k, q)) } else { ((p, k), (q, k)) };
             let t = Flat::result(&d[0], &cols);
-            let (x, y) = (t.get(lp, r, p), t.get(lp, r, q));
+            let (x, y) = (t.get(lp, xi, xj), t.get(lp, yi, yj));
             let (new_x, new_y) = turn(lp, &x, &y, c, sn);
-            let d = t.set(lp, &new_x, r, p);
-            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, r, q)])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    r[0].clone()
-}
-
-/// Rows p and q of the first n rows times J^T, over their n columns.
-fn rotate_rows(g: &mut Block, t: &Flat, n: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
-    let (z, o) = (g.constant_index(0), g.constant_index(1));
-    let cols = t.cols.clone();
-    let r = g
-        .scf_for(&z, n, &o, &[t.data.clone()], |lp, col, d| {
-            let t = Flat::result(&d[0], &cols);
-            let (x, y) = (t.get(lp, p, col), t.get(lp, q, col));
-            let (new_x, new_y) = turn(lp, &x, &y, c, sn);
-            let d = t.set(lp, &new_x, p, col);
-            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, q, col)])
+            let d = t.set(lp, &new_x, xi, xj);
+            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, yi, yj)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     r[0].clone()
@@ -429,12 +424,7 @@ pub(super) fn qr_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element
         let size = k.arith(Arith::MulI, &n, &m);
         let begin = Flat::start(k, element, &rows, &m);
         let zero_f = k.constant_f64(0.0, element);
-        let copied = k
-            .scf_for(&zero, &size, &one, &[begin], |g, at, t| {
-                let v = g.tensor_extract(&a.data, std::slice::from_ref(at));
-                Ok::<_, String>(vec![g.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
+        let copied = vec![copied(k, &a.data, &size, begin)];
         let start = k
             .scf_for(&zero, &m, &one, &copied, |g, c, t| Ok::<_, String>(vec![Flat::result(&t[0], &m).set(g, &zero_f, &n, c)]))
             .unwrap_or_else(|e| unreachable!("{e}"));
