@@ -294,6 +294,33 @@ def test_batched_through_blockwise():
     check([a4], pt.linalg.det(a4), [rng.normal(size=(2, 3, 5, 5))], rtol=1e-9, atol=1e-12)
 
 
+def test_batched_cholesky_and_triangular_solves_are_one_dispatch_on_the_cpu():
+    """Blockwise{Cholesky} and Blockwise{SolveTriangular} without broadcast batch dims run
+    every matrix of the batch in one dispatch (stacked), so the graph stays on the inline
+    model: two batch dims, both triangles, unit diagonals, vector and matrix right-hand
+    sides, and the failures per matrix (one matrix not positive definite, one singular:
+    NaN there only, as the C backend's loop gives)."""
+    a, y, ym = pt.dtensor4("a"), pt.dtensor3("y"), pt.dtensor4("ym")
+    outs = [
+        pt.linalg.cholesky(a),
+        pt.linalg.cholesky(a, lower=False),
+        pt.linalg.solve_triangular(a, y, lower=True, b_ndim=1),
+        pt.linalg.solve_triangular(a, ym, lower=False, b_ndim=2),
+        pt.linalg.solve_triangular(a, ym, lower=True, unit_diagonal=True, b_ndim=2),
+    ]
+    f, ref = compile_both([a, y, ym], outs)
+    assert "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags
+    rng = np.random.default_rng(21)
+    for n in [1, 5, 9]:
+        g = rng.normal(size=(2, 3, n, n))
+        m = g @ g.transpose(0, 1, 3, 2) + n * np.eye(n)
+        m[0, 1] = -np.eye(n)  # not positive definite
+        m[1, 2, n - 1, n - 1] = 0.0  # singular (and not positive definite)
+        values = [m, rng.normal(size=(2, 3, n)), rng.normal(size=(2, 3, n, 2))]
+        for i, (got, want) in enumerate(zip(f(*values), ref(*values))):
+            assert_same(got, want, rtol=1e-9, atol=1e-11, err_msg=f"output {i} at n={n}")
+
+
 def test_blockwise_without_batch_dims_is_its_core_op():
     """A Blockwise with no batch dims (vectorizing a Scan's inner graph for its gradient
     leaves such Blockwise{ARange}s, which PyTensor's local_useless_unbatched_blockwise does

@@ -70,6 +70,17 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             return Err(format!("{name}: operands of {batch} batch dims and one of {} dims for a core of {}", ty.ndim(), sig.len()));
         }
     }
+    // Cores whose CPU kernels take a batch of stacked matrices in one dispatch.
+    let stacked = match core {
+        Op::Cholesky { lower } if batch > 0 => super::linalg::batched_cholesky(cx, b, node, batch, *lower)?,
+        Op::SolveTriangular { lower, unit_diagonal, b_ndim } if batch > 0 => {
+            super::linalg::batched_solve_triangular(cx, b, node, batch, (*lower, *unit_diagonal, *b_ndim))?
+        }
+        _ => None,
+    };
+    if stacked.is_some() {
+        return Ok(());
+    }
     // No batch dims (a Blockwise that vectorizing a Scan's inner graph for its gradient
     // leaves, e.g. of ARange): the core op itself, on the node's own inputs and outputs.
     if batch == 0 {

@@ -59,18 +59,20 @@ fn region(
     operands.extend(scalars.iter().map(|&v| v.clone()));
     let count = matrices.len();
     let flat = b.dispatch_workgroups(&operands, (TensorType::new(vec![None], element), vec![size]), |k, args| {
-        let inputs: Vec<Flat> = (0..count).map(|m| Flat { data: args[m].clone(), cols: args[count + m].clone() }).collect();
+        let inputs: Vec<Flat> = (0..count).map(|m| Flat { data: args[m].clone(), cols: args[count + m].clone(), base: None }).collect();
         body(k, &inputs, &args[2 * count..])
     });
     let shape = TensorType::new(vec![None, None], element);
     b.tensor_unflatten(&flat, shape, &[IndexArg::Dyn(rows.clone()), IndexArg::Dyn(cols.clone())])
 }
 
-/// A matrix as a kernel reads it: its elements in C order and its row length.
+/// A matrix as a kernel reads it: its elements in C order and its row length; where
+/// `base` is set, the matrix starts there (one of a batch, stacked).
 #[derive(Clone)]
 struct Flat {
     data: Value,
     cols: Value,
+    base: Option<Value>,
 }
 
 impl Flat {
@@ -82,12 +84,26 @@ impl Flat {
 
     /// The kernel's result so far, `data` being its current value.
     fn result(data: &Value, cols: &Value) -> Flat {
-        Flat { data: data.clone(), cols: cols.clone() }
+        Flat { data: data.clone(), cols: cols.clone(), base: None }
+    }
+
+    /// The matrix of a batch that starts at `base`.
+    fn at(&self, base: &Value) -> Flat {
+        Flat { base: Some(base.clone()), ..self.clone() }
+    }
+
+    /// The same matrix in `data`, the tensor's next value.
+    fn with(&self, data: &Value) -> Flat {
+        Flat { data: data.clone(), ..self.clone() }
     }
 
     fn offset(&self, g: &mut Block, i: &Value, j: &Value) -> Value {
         let row = g.arith(Arith::MulI, i, &self.cols);
-        g.arith(Arith::AddI, &row, j)
+        let at = g.arith(Arith::AddI, &row, j);
+        match &self.base {
+            Some(base) => g.arith(Arith::AddI, base, &at),
+            None => at,
+        }
     }
 
     fn get(&self, g: &mut Block, i: &Value, j: &Value) -> Value {
@@ -154,83 +170,173 @@ fn minus_dot(b: &mut Block, len: &Value, init: &Value, factors: &dyn Fn(&mut Blo
 
 /// L with L L^T = a (n x n), from a's lower triangle (`lower`) or its upper one read as
 /// the lower triangle of a^T; by rows (Cholesky-Banachiewicz), so each inner product runs
-/// along two finished rows of L. A pivot <= 0 is kept as it is on the diagonal, no root
-/// taken (see linalg.rs `not_positive`); NaN spreads by itself.
-pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Value {
+/// along two finished rows of L. `a` may be a batch of such matrices stacked, (B n) x n:
+/// each is factored in turn. A pivot <= 0 is kept as it is on the diagonal, no root
+/// taken (see linalg.rs `not_positive`), or, `nan_on_failure`, the matrix's whole factor
+/// is NaN (potrf's failure as PyTensor reports it); a NaN spreads by itself. `upper`: U =
+/// L^T of each matrix instead.
+pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool, nan_on_failure: bool, upper: bool) -> Value {
     let element = a.tensor().element;
-    region(cx, b, element, (n, n), &[a], &[n], |k, a, n| {
+    let rows = b.tensor_dim(a, 0);
+    region(cx, b, element, (&rows, n), &[a], &[n], |k, a, n| {
         let (a, n) = (&a[0], n[0].clone());
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let start = Flat::start(k, element, &n, &n);
-        let read_a = |g: &mut Block, i: &Value, j: &Value| if lower { a.get(g, i, j) } else { a.get(g, j, i) };
-        let l = k
-            .scf_for(&zero, &n, &one, &[start], |rows, i, t| {
-                let below = rows.scf_for(&zero, i, &one, &[t[0].clone()], |cols, j, u| {
-                    let l = Flat::result(&u[0], &n);
-                    let a_ij = read_a(cols, i, j);
-                    let rest = minus_dot(cols, j, &a_ij, &|g, c| (l.get(g, i, c), l.get(g, j, c)));
-                    let l_jj = l.get(cols, j, j);
-                    let l_ij = cols.arith(Arith::DivF, &rest, &l_jj);
-                    Ok::<_, String>(vec![l.set(cols, &l_ij, i, j)])
+        let size = k.tensor_dim(&a.data, 0);
+        let square = k.arith(Arith::MulI, &n, &n);
+        let empty = k.cmpi(CmpI::Eq, &square, &zero);
+        let safe = k.select(&empty, &one, &square);
+        let count = k.arith(Arith::DivUI, &size, &safe);
+        let count = k.select(&empty, &zero, &count);
+        let total = k.arith(Arith::MulI, &count, &square);
+        let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
+        let zero_f = k.constant_f64(0.0, element);
+        let r = k
+            .scf_for(&zero, &count, &one, &[start], |batch, e, t| {
+                let base = batch.arith(Arith::MulI, e, &square);
+                let (a, out) = (a.at(&base), Flat::result(&t[0], &n).at(&base));
+                let read_a = |g: &mut Block, i: &Value, j: &Value| if lower { a.get(g, i, j) } else { a.get(g, j, i) };
+                let unset = batch.constant_int(0, ScalarType::I1);
+                let factored = batch.scf_for(&zero, &n, &one, &[t[0].clone(), unset], |rows, i, t| {
+                    let below = rows.scf_for(&zero, i, &one, &[t[0].clone()], |cols, j, u| {
+                        let l = out.with(&u[0]);
+                        let a_ij = read_a(cols, i, j);
+                        let rest = minus_dot(cols, j, &a_ij, &|g, c| (l.get(g, i, c), l.get(g, j, c)));
+                        let l_jj = l.get(cols, j, j);
+                        let l_ij = cols.arith(Arith::DivF, &rest, &l_jj);
+                        Ok::<_, String>(vec![l.set(cols, &l_ij, i, j)])
+                    })?;
+                    let l = out.with(&below[0]);
+                    let a_ii = read_a(rows, i, i);
+                    let pivot = minus_dot(rows, i, &a_ii, &|g, c| {
+                        let x = l.get(g, i, c);
+                        (x.clone(), x)
+                    });
+                    let root = rows.math(MathUnary::Sqrt, &pivot);
+                    let failed = rows.cmpf(CmpF::Ole, &pivot, &zero_f);
+                    let l_ii = rows.select(&failed, &pivot, &root);
+                    let with_diagonal = l.set(rows, &l_ii, i, i);
+                    let next = rows.arith(Arith::AddI, i, &one);
+                    let zeroed = rows.scf_for(&next, &n, &one, &[with_diagonal], |cols, j, u| Ok::<_, String>(vec![out.with(&u[0]).set(cols, &zero_f, i, j)]))?;
+                    Ok::<_, String>(vec![zeroed[0].clone(), rows.arith(Arith::OrI, &t[1], &failed)])
                 })?;
-                let l = Flat::result(&below[0], &n);
-                let a_ii = read_a(rows, i, i);
-                let pivot = minus_dot(rows, i, &a_ii, &|g, c| {
-                    let x = l.get(g, i, c);
-                    (x.clone(), x)
-                });
-                let root = rows.math(MathUnary::Sqrt, &pivot);
-                let zero_f = rows.constant_f64(0.0, element);
-                let failed = rows.cmpf(CmpF::Ole, &pivot, &zero_f);
-                let l_ii = rows.select(&failed, &pivot, &root);
-                let with_diagonal = l.set(rows, &l_ii, i, i);
-                let next = rows.arith(Arith::AddI, i, &one);
-                rows.scf_for(&next, &n, &one, &[with_diagonal], |cols, j, u| Ok(vec![Flat::result(&u[0], &n).set(cols, &zero_f, i, j)]))
+                let mut t = factored[0].clone();
+                if nan_on_failure {
+                    let nan = batch.constant_f64(f64::NAN, element);
+                    let ty = t.ty().clone();
+                    t = batch.scf_if_values(&factored[1], std::slice::from_ref(&ty), |h| vec![fill(h, &out.with(&t), (&n, &n), &nan)], |_| vec![t.clone()])[0].clone();
+                }
+                if upper {
+                    t = transpose_in_place(batch, &out.with(&t), &n);
+                }
+                Ok(vec![t])
             })
             .unwrap_or_else(|e: String| unreachable!("{e}"));
-        l[0].clone()
+        r[0].clone()
     })
+}
+
+/// Every element of the `rows` x `cols` matrix `t` set to `v`.
+fn fill(g: &mut Block, t: &Flat, (rows, cols): (&Value, &Value), v: &Value) -> Value {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let r = g
+        .scf_for(&zero, rows, &one, &[t.data.clone()], |rs, i, d| {
+            rs.scf_for(&zero, cols, &one, d, |cs, j, d| Ok::<_, String>(vec![t.with(&d[0]).set(cs, v, i, j)]))
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
+}
+
+/// The n x n matrix `t` transposed where it is.
+fn transpose_in_place(g: &mut Block, t: &Flat, n: &Value) -> Value {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let r = g
+        .scf_for(&zero, n, &one, &[t.data.clone()], |rows, i, d| {
+            let next = rows.arith(Arith::AddI, i, &one);
+            rows.scf_for(&next, n, &one, d, |cols, j, d| {
+                let m = t.with(&d[0]);
+                let (x, y) = (m.get(cols, i, j), m.get(cols, j, i));
+                let d = m.set(cols, &y, i, j);
+                Ok::<_, String>(vec![t.with(&d).set(cols, &x, j, i)])
+            })
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
 }
 
 /// The solution x (n x k) of T x = rhs, as linalg.rs `substitute` (same arguments): row
 /// i (forward: i = s; back: i = n - 1 - s) is (rhs_i - sum_c T_ic x_c) / T_ii over the
-/// finished rows c, T_ic = a_ic, or a_ci where `transposed`.
-pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool) -> Value {
+/// finished rows c, T_ic = a_ic, or a_ci where `transposed`. `a` and `rhs` may be batches
+/// stacked ((B n) x n and (B n) x k), each system solved in turn; `nan_if_singular`: a
+/// system whose T has a zero on its diagonal gets a NaN solution (trtrs's failure as
+/// PyTensor reports it).
+pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool, nan_if_singular: bool) -> Value {
     let element = a.tensor().element;
-    let n = b.tensor_dim(rhs, 0);
+    let rows = b.tensor_dim(rhs, 0);
+    let n = b.tensor_dim(a, 1);
     let width = b.tensor_dim(rhs, 1);
-    region(cx, b, element, (&n, &width), &[a, rhs], &[&n], |k, m, n| {
+    region(cx, b, element, (&rows, &width), &[a, rhs], &[&n], |k, m, n| {
         let (a, rhs, n) = (&m[0], &m[1], n[0].clone());
         let width = rhs.cols.clone();
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let start = Flat::start(k, element, &n, &width);
-        let read_t = |g: &mut Block, i: &Value, c: &Value| if transposed { a.get(g, c, i) } else { a.get(g, i, c) };
-        let x = k.scf_for(&zero, &n, &one, &[start], |rows, s, x| {
-            let (i, from) = if lower {
-                (s.clone(), zero.clone())
-            } else {
-                let last = rows.arith(Arith::SubI, &n, &one);
-                let i = rows.arith(Arith::SubI, &last, s);
-                let from = rows.arith(Arith::AddI, &i, &one);
-                (i, from)
-            };
-            let t_ii = if unit { None } else { Some(read_t(rows, &i, &i)) };
-            rows.scf_for(&zero, &width, &one, &[x[0].clone()], |cols, q, x| {
-                let x = Flat::result(&x[0], &width);
-                let rhs_iq = rhs.get(cols, &i, q);
-                let rest = minus_dot(cols, s, &rhs_iq, &|g, c| {
-                    let row = g.arith(Arith::AddI, &from, c);
-                    (read_t(g, &i, &row), x.get(g, &row, q))
-                });
-                let x_iq = match &t_ii {
-                    Some(t) => cols.arith(Arith::DivF, &rest, t),
-                    None => rest,
-                };
-                Ok::<_, String>(vec![x.set(cols, &x_iq, &i, q)])
+        let a_size = k.tensor_dim(&a.data, 0);
+        let square = k.arith(Arith::MulI, &n, &n);
+        let empty = k.cmpi(CmpI::Eq, &square, &zero);
+        let safe = k.select(&empty, &one, &square);
+        let count = k.arith(Arith::DivUI, &a_size, &safe);
+        let count = k.select(&empty, &zero, &count);
+        let block = k.arith(Arith::MulI, &n, &width);
+        let total = k.arith(Arith::MulI, &count, &block);
+        let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
+        let r = k
+            .scf_for(&zero, &count, &one, &[start], |batch, e, t| {
+                let a_base = batch.arith(Arith::MulI, e, &square);
+                let x_base = batch.arith(Arith::MulI, e, &block);
+                let (a, rhs, out) = (a.at(&a_base), rhs.at(&x_base), Flat::result(&t[0], &width).at(&x_base));
+                let read_t = |g: &mut Block, i: &Value, c: &Value| if transposed { a.get(g, c, i) } else { a.get(g, i, c) };
+                let unset = batch.constant_int(0, ScalarType::I1);
+                let solved = batch.scf_for(&zero, &n, &one, &[t[0].clone(), unset], |rows, s, x| {
+                    let (i, from) = if lower {
+                        (s.clone(), zero.clone())
+                    } else {
+                        let last = rows.arith(Arith::SubI, &n, &one);
+                        let i = rows.arith(Arith::SubI, &last, s);
+                        let from = rows.arith(Arith::AddI, &i, &one);
+                        (i, from)
+                    };
+                    let t_ii = if unit { None } else { Some(read_t(rows, &i, &i)) };
+                    let row = rows.scf_for(&zero, &width, &one, &x[0..1], |cols, q, x| {
+                        let x = out.with(&x[0]);
+                        let rhs_iq = rhs.get(cols, &i, q);
+                        let rest = minus_dot(cols, s, &rhs_iq, &|g, c| {
+                            let row = g.arith(Arith::AddI, &from, c);
+                            (read_t(g, &i, &row), x.get(g, &row, q))
+                        });
+                        let x_iq = match &t_ii {
+                            Some(t) => cols.arith(Arith::DivF, &rest, t),
+                            None => rest,
+                        };
+                        Ok::<_, String>(vec![x.set(cols, &x_iq, &i, q)])
+                    })?;
+                    let singular = match &t_ii {
+                        Some(t) => {
+                            let zero_f = rows.constant_f64(0.0, element);
+                            let zero_pivot = rows.cmpf(CmpF::Oeq, t, &zero_f);
+                            rows.arith(Arith::OrI, &x[1], &zero_pivot)
+                        }
+                        None => x[1].clone(),
+                    };
+                    Ok::<_, String>(vec![row[0].clone(), singular])
+                })?;
+                let mut t = solved[0].clone();
+                if nan_if_singular && !unit {
+                    let nan = batch.constant_f64(f64::NAN, element);
+                    let ty = t.ty().clone();
+                    t = batch.scf_if_values(&solved[1], std::slice::from_ref(&ty), |h| vec![fill(h, &out.with(&t), (&n, &width), &nan)], |_| vec![t.clone()])[0].clone();
+                }
+                Ok(vec![t])
             })
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-        x[0].clone()
+            .unwrap_or_else(|e: String| unreachable!("{e}"));
+        r[0].clone()
     })
 }
 

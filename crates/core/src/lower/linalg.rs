@@ -150,8 +150,7 @@ pub(super) fn transposed(b: &mut Block, m: &Value) -> Result<Value, String> {
 /// 16.1 ms by columns, 3.4 ms by rows and the two transposes; n = 100: 0.50 -> 0.42 ms).
 pub(super) fn factor(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lower: bool) -> Result<Value, String> {
     if scalar::has_sequential_kernels() {
-        let l = dense_kernels::cholesky(cx, b, a, n, lower);
-        return if lower { Ok(l) } else { transposed(b, &l) };
+        return Ok(dense_kernels::cholesky(cx, b, a, n, lower, false, !lower));
     }
     if lower {
         let at = transposed(b, a)?;
@@ -231,6 +230,11 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, lower: bool) -> Re
     cx.require_equal(d[0], d[1], "Cholesky (the input array is expected to be square)");
     let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
     let n = b.tensor_dim(&a, 0);
+    if scalar::has_sequential_kernels() {
+        let l = dense_kernels::cholesky(cx, b, &a, &n, lower, true, !lower);
+        define(cx, b, out, &l, vec![d[0], d[0]]);
+        return Ok(());
+    }
     let l = factor(cx, b, &a, &n, lower)?;
     // potrf's test: a pivot a_jj - sum l_jk^2 <= 0 (l_jj = 0 or NaN from a negative).
     // A NaN pivot from NaN input passes, as in the OpenBLAS potrf behind scipy here: the
@@ -241,13 +245,82 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, lower: bool) -> Re
     Ok(())
 }
 
+/// `Blockwise{Cholesky}` on the CPU: every matrix of the batch (`batch` leading dims) in
+/// one dispatch (`dense_kernels::cholesky` over the stacked matrices), each NaN where
+/// potrf fails, as `cholesky` gives them one by one; `None` elsewhere (the loop of
+/// blockwise.rs).
+pub fn batched_cholesky(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, lower: bool) -> Result<Option<()>, String> {
+    if !scalar::has_sequential_kernels() {
+        return Ok(None);
+    }
+    let (x_var, out) = (node.inputs[0], node.outputs[0]);
+    let ty = cx.graph.ty(x_var).clone();
+    if ty.ndim() != batch + 2 {
+        return Err("Cholesky of a tensor that is not a matrix".into());
+    }
+    working_type(cx.graph.ty(out), "Cholesky")?;
+    let d = cx.dims(x_var);
+    cx.require_equal(d[batch], d[batch + 1], "Cholesky (the input array is expected to be square)");
+    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
+    let sizes: Vec<Value> = (0..ty.ndim()).map(|k| b.tensor_dim(&a, k)).collect();
+    let stacked = b.tensor_collapse(&a, &[(0..=batch).collect(), vec![batch + 1]]);
+    let l = dense_kernels::cholesky(cx, b, &stacked, &sizes[batch], lower, true, !lower);
+    let full = TensorType::new(vec![None; ty.ndim()], a.tensor().element);
+    let dynamic: Vec<IndexArg> = sizes.into_iter().map(IndexArg::Dyn).collect();
+    let shaped = b.tensor_expand(&l, &[(0..=batch).collect(), vec![batch + 1]], full, &dynamic);
+    define(cx, b, out, &shaped, d);
+    Ok(Some(()))
+}
+
+/// `Blockwise{SolveTriangular}` on the CPU where neither operand broadcasts a batch dim:
+/// every system of the batch in one dispatch (`dense_kernels::substitute` over the stacked
+/// matrices), each NaN where its matrix is singular, as `solve_triangular` gives them one
+/// by one; `None` elsewhere (the loop of blockwise.rs).
+pub fn batched_solve_triangular(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, (lower, unit, b_ndim): (bool, bool, usize)) -> Result<Option<()>, String> {
+    let (a_var, b_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
+    let (a_ty, b_ty) = (cx.graph.ty(a_var).clone(), cx.graph.ty(b_var).clone());
+    let broadcasts = (0..batch).any(|j| a_ty.broadcastable(j) || b_ty.broadcastable(j));
+    if !scalar::has_sequential_kernels() || broadcasts || a_ty.ndim() != batch + 2 || b_ty.ndim() != batch + b_ndim || !(1..=2).contains(&b_ndim) {
+        return Ok(None);
+    }
+    let what = "SolveTriangular";
+    let dtype = cx.graph.ty(out).dtype;
+    working_type(cx.graph.ty(out), what)?;
+    let (da, db) = (cx.dims(a_var), cx.dims(b_var));
+    for j in 0..batch {
+        cx.require_equal(da[j], db[j], what);
+    }
+    cx.require_equal(da[batch], da[batch + 1], &format!("{what} (expected a square matrix)"));
+    cx.require_equal(da[batch], db[batch], &format!("{what} (the shapes of a and b are incompatible)"));
+    let a = operand(cx, b, a_var, dtype)?;
+    let rhs = operand(cx, b, b_var, dtype)?;
+    let rhs_sizes: Vec<Value> = (0..b_ty.ndim()).map(|k| b.tensor_dim(&rhs, k)).collect();
+    let stacked_a = b.tensor_collapse(&a, &[(0..=batch).collect(), vec![batch + 1]]);
+    // The right-hand sides as (B n) x k (k = 1 for vectors).
+    let stacked_rhs = if b_ndim == 1 {
+        let flat = b.tensor_flatten(&rhs);
+        let rows = b.tensor_dim(&flat, 0);
+        let column = as_matrix(b, &flat, &rows, true);
+        dynamic(b, &column)
+    } else {
+        b.tensor_collapse(&rhs, &[(0..=batch).collect(), vec![batch + 1]])
+    };
+    let x = dense_kernels::substitute(cx, b, &stacked_a, &stacked_rhs, lower, false, unit, true);
+    let full = TensorType::new(vec![None; b_ty.ndim()], a.tensor().element);
+    let dynamic_sizes: Vec<IndexArg> = rhs_sizes.into_iter().map(IndexArg::Dyn).collect();
+    let flat = b.tensor_flatten(&x);
+    let shaped = b.tensor_unflatten(&flat, full, &dynamic_sizes);
+    define(cx, b, out, &shaped, db);
+    Ok(Some(()))
+}
+
 /// The solution x (n x k) of T x = rhs, T = `a` or (`transposed`) its transpose, read
 /// from its lower (`lower`: forward substitution) or upper triangle (back substitution):
 /// row i is (rhs_i - sum_c T_ic x_c) / T_ii over the finished rows c (1 for T_ii where
 /// `unit`).
 pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value, lower: bool, transposed: bool, unit: bool) -> Result<Value, String> {
     if scalar::has_sequential_kernels() {
-        return Ok(dense_kernels::substitute(cx, b, a, rhs, lower, transposed, unit));
+        return Ok(dense_kernels::substitute(cx, b, a, rhs, lower, transposed, unit, false));
     }
     let element = a.tensor().element;
     let n = b.tensor_dim(rhs, 0);
@@ -333,6 +406,11 @@ fn define_solution(cx: &mut Context, b: &mut Block, node: &Node, x: &Value, b_nd
 /// diagonal, unless `unit_diagonal`).
 pub fn solve_triangular(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, unit: bool, b_ndim: usize) -> Result<(), String> {
     let (a, rhs) = solve_operands(cx, b, node, b_ndim, "SolveTriangular")?;
+    if scalar::has_sequential_kernels() {
+        let x = dense_kernels::substitute(cx, b, &a, &rhs, lower, false, unit, true);
+        define_solution(cx, b, node, &x, b_ndim);
+        return Ok(());
+    }
     let mut x = substitute(cx, b, &a, &rhs, lower, false, unit)?;
     if !unit {
         let n = b.tensor_dim(&a, 0);
