@@ -12,6 +12,10 @@
 //! into a carried one. An output dim that no input has (`Blockwise{AllocDiag}`'s
 //! n + |offset|) is the core rule's own dim, computed from the inputs' dims before the
 //! loop (`Context::dim_value`). A core op whose own rule refuses is refused by name.
+//! On the CPU, `Blockwise{Cholesky}` and `Blockwise{SolveTriangular}` (no broadcast batch
+//! dims) skip the loop: their kernels take the batch's matrices stacked, in one dispatch
+//! (linalg.rs `batched_cholesky`, `batched_solve_triangular`). A Blockwise without batch
+//! dims is its core op.
 //!
 //! In the MLIR mode's own rewrites a `Blockwise{Dot}` rarely survives: PyTensor turns
 //! matmuls with equal batch patterns into `BatchedDot` and moves broadcast batch dims into
