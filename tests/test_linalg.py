@@ -358,8 +358,9 @@ def test_batched_inverse_and_its_check():
 
 def test_batched_core_whose_output_size_is_computed():
     """A `Blockwise` core whose output dims are not its inputs' (`Blockwise{AllocDiag}`,
-    n + |offset| from the input's n): the buffer is sized from the inputs' dims before the
-    loop. The gradient of a batched determinant holds one (it was refused by name)."""
+    n + |offset| from the input's n; now AllocDiag's own rule over the batch, which sizes
+    it from the input's dims). The gradient of a batched determinant holds one (it was
+    refused by name)."""
     a = pt.tensor3("a")
     v = pt.matrix("v")
     rng = np.random.default_rng(14)

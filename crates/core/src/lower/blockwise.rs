@@ -14,8 +14,9 @@
 //! loop (`Context::dim_value`). A core op whose own rule refuses is refused by name.
 //! On the CPU, `Blockwise{Cholesky}` and `Blockwise{SolveTriangular}` (no broadcast batch
 //! dims) skip the loop: their kernels take the batch's matrices stacked, in one dispatch
-//! (linalg.rs `batched_cholesky`, `batched_solve_triangular`). A Blockwise without batch
-//! dims is its core op.
+//! (linalg.rs `batched_cholesky`, `batched_solve_triangular`). `Blockwise{AllocDiag}` is
+//! AllocDiag's own rule with its axes past the batch's (the rule takes leading axes). A
+//! Blockwise without batch dims is its core op.
 //!
 //! In the MLIR mode's own rewrites a `Blockwise{Dot}` rarely survives: PyTensor turns
 //! matmuls with equal batch patterns into `BatchedDot` and moves broadcast batch dims into
@@ -74,11 +75,17 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
             return Err(format!("{name}: operands of {batch} batch dims and one of {} dims for a core of {}", ty.ndim(), sig.len()));
         }
     }
-    // Cores whose CPU kernels take a batch of stacked matrices in one dispatch.
+    // Cores whose rules take the batch at once: the CPU kernels of stacked matrices, and
+    // AllocDiag.
     let stacked = match core {
         Op::Cholesky { lower } if batch > 0 => super::linalg::batched_cholesky(cx, b, node, batch, *lower)?,
         Op::SolveTriangular { lower, unit_diagonal, b_ndim } if batch > 0 => {
             super::linalg::batched_solve_triangular(cx, b, node, batch, (*lower, *unit_diagonal, *b_ndim))?
+        }
+        // AllocDiag's rule takes leading axes itself: its axes move past the batch's.
+        Op::AllocDiag { offset, axis1, axis2 } if batch > 0 => {
+            super::construct::alloc_diag(cx, b, node, *offset, axis1 + batch, axis2 + batch)?;
+            Some(())
         }
         _ => None,
     };
