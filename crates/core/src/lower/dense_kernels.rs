@@ -181,12 +181,7 @@ pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lo
     region(cx, b, element, (&rows, n), &[a], &[n], |k, a, n| {
         let (a, n) = (&a[0], n[0].clone());
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let size = k.tensor_dim(&a.data, 0);
-        let square = k.arith(Arith::MulI, &n, &n);
-        let empty = k.cmpi(CmpI::Eq, &square, &zero);
-        let safe = k.select(&empty, &one, &square);
-        let count = k.arith(Arith::DivUI, &size, &safe);
-        let count = k.select(&empty, &zero, &count);
+        let (count, square) = stacked(k, a, &n);
         let total = k.arith(Arith::MulI, &count, &square);
         let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
         let zero_f = k.constant_f64(0.0, element);
@@ -235,6 +230,17 @@ pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lo
     })
 }
 
+/// How many n x n matrices `a` holds stacked (0 where n = 0), and n^2.
+fn stacked(g: &mut Block, a: &Flat, n: &Value) -> (Value, Value) {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let size = g.tensor_dim(&a.data, 0);
+    let square = g.arith(Arith::MulI, n, n);
+    let empty = g.cmpi(CmpI::Eq, &square, &zero);
+    let safe = g.select(&empty, &one, &square);
+    let count = g.arith(Arith::DivUI, &size, &safe);
+    (g.select(&empty, &zero, &count), square)
+}
+
 /// Every element of the `rows` x `cols` matrix `t` set to `v`.
 fn fill(g: &mut Block, t: &Flat, (rows, cols): (&Value, &Value), v: &Value) -> Value {
     let (zero, one) = (g.constant_index(0), g.constant_index(1));
@@ -278,12 +284,7 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
         let (a, rhs, n) = (&m[0], &m[1], n[0].clone());
         let width = rhs.cols.clone();
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let a_size = k.tensor_dim(&a.data, 0);
-        let square = k.arith(Arith::MulI, &n, &n);
-        let empty = k.cmpi(CmpI::Eq, &square, &zero);
-        let safe = k.select(&empty, &one, &square);
-        let count = k.arith(Arith::DivUI, &a_size, &safe);
-        let count = k.select(&empty, &zero, &count);
+        let (count, square) = stacked(k, a, &n);
         let block = k.arith(Arith::MulI, &n, &width);
         let total = k.arith(Arith::MulI, &count, &block);
         let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
