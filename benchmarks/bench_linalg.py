@@ -3,7 +3,8 @@
 (LAPACK through scipy), at the sizes PyMC models use and beyond.
 
 Rows: a Cholesky factor; a multivariate normal's log-density as PyMC writes it (Cholesky,
-a triangular solve, the log of the factor's diagonal); a general solve (elimination with
+a triangular solve, the log of the factor's diagonal), and over a batch of 100 covariances
+with its gradient; a general solve (elimination with
 partial pivoting); a determinant; QR's R; the eigenvalues of a symmetric matrix; a
 tridiagonal solve (gttrf and gttrs: one dispatch per recurrence, also at n = 1000). Every
 peer's result is checked against the C backend's before it is timed. Times are medians
@@ -50,9 +51,21 @@ def rows(quick):
     L = pt.linalg.cholesky(A)
     z = pt.linalg.solve_triangular(L, x - mu, lower=True)
     mvn_logp = -0.5 * (z @ z) - pt.log(pt.diag(L)).sum() - 0.5 * x.shape[0] * np.log(2 * np.pi)
+    # The same log-density over a batch of 100 covariances (Blockwise{Cholesky} and
+    # Blockwise{SolveTriangular}), and its gradient (Blockwise{AllocDiag} too).
+    T, Y = pt.dtensor3("T"), pt.dmatrix("Y")
+    LB = pt.linalg.cholesky(T)
+    zb = pt.linalg.solve_triangular(LB, Y[..., None], lower=True)[..., 0]
+    batched_logp = -0.5 * (zb**2).sum() - pt.log(pt.diagonal(LB, axis1=-2, axis2=-1)).sum()
+
+    def batch_of_spd(n):
+        return [np.stack([spd(rng, n) for _ in range(100)]), rng.standard_normal((100, n))]
+
     graphs = [
         ("cholesky", [A], L, lambda n: [spd(rng, n)]),
         ("MvNormal logp", [A, x, mu], mvn_logp, lambda n: [spd(rng, n), rng.standard_normal(n), rng.standard_normal(n)]),
+        ("batched MvNormal logp", [T, Y], batched_logp, batch_of_spd),
+        ("its gradient", [T, Y], pytensor.grad(batched_logp, [T, Y]), batch_of_spd),
         ("solve", [A, x], pt.linalg.solve(A, x), lambda n: [rng.standard_normal((n, n)) + n**0.5 * np.eye(n), rng.standard_normal(n)]),
         ("det", [A], pt.linalg.det(A), lambda n: [rng.standard_normal((n, n)) / n**0.5 + np.eye(n)]),
         ("QR's R", [A], pt.linalg.qr(A, mode="r"), lambda n: [rng.standard_normal((n, n))]),
@@ -61,6 +74,10 @@ def rows(quick):
     ]
     out = []
     for label, inputs, output, values in graphs:
+        if label in ("batched MvNormal logp", "its gradient"):
+            for n in sizes[:2]:
+                out.append((label, f"100 x n = {n}", inputs, output, values(n)))
+            continue
         for n in sizes + ([1000] if label == "tridiagonal solve" else []):
             out.append((label, f"n = {n}", inputs, output, values(n)))
     return out

@@ -305,19 +305,57 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
                         (i, from)
                     };
                     let t_ii = if unit { None } else { Some(read_t(rows, &i, &i)) };
-                    let row = rows.scf_for(&zero, &width, &one, &x[0..1], |cols, q, x| {
-                        let x = out.with(&x[0]);
-                        let rhs_iq = rhs.get(cols, &i, q);
-                        let rest = minus_dot(cols, s, &rhs_iq, &|g, c| {
-                            let row = g.arith(Arith::AddI, &from, c);
-                            (read_t(g, &i, &row), x.get(g, &row, q))
-                        });
-                        let x_iq = match &t_ii {
-                            Some(t) => cols.arith(Arith::DivF, &rest, t),
-                            None => rest,
-                        };
-                        Ok::<_, String>(vec![x.set(cols, &x_iq, &i, q)])
-                    })?;
+                    // One right-hand side: inner products down the finished rows (eight
+                    // partial sums). Several: the finished rows' multiples subtracted from
+                    // row i, eight columns a step (vector code; the products down a column
+                    // of x would stride across rows).
+                    let ty = x[0].ty().clone();
+                    let single = rows.cmpi(CmpI::Eq, &width, &one);
+                    let row = rows.scf_if_values(
+                        &single,
+                        std::slice::from_ref(&ty),
+                        |h| {
+                            let x = out.with(&x[0]);
+                            let rhs_i = rhs.get(h, &i, &zero);
+                            let rest = minus_dot(h, s, &rhs_i, &|g, c| {
+                                let row = g.arith(Arith::AddI, &from, c);
+                                (read_t(g, &i, &row), x.get(g, &row, &zero))
+                            });
+                            let x_i = match &t_ii {
+                                Some(t) => h.arith(Arith::DivF, &rest, t),
+                                None => rest,
+                            };
+                            vec![x.set(h, &x_i, &i, &zero)]
+                        },
+                        |h| {
+                            let copied = h
+                                .scf_for(&zero, &width, &one, &x[0..1], |cols, q, d| {
+                                    let v = rhs.get(cols, &i, q);
+                                    Ok::<_, String>(vec![out.with(&d[0]).set(cols, &v, &i, q)])
+                                })
+                                .unwrap_or_else(|e| unreachable!("{e}"));
+                            let reduced = h
+                                .scf_for(&zero, s, &one, &copied, |g, c, d| {
+                                    let row = g.arith(Arith::AddI, &from, c);
+                                    let t_ic = read_t(g, &i, &row);
+                                    let minus = g.negf(&t_ic);
+                                    Ok::<_, String>(vec![add_multiple(g, &out.with(&d[0]), &i, &minus, &|f, cur, q| cur.get(f, &row, q), (&zero, &width))])
+                                })
+                                .unwrap_or_else(|e| unreachable!("{e}"));
+                            let divided = match &t_ii {
+                                Some(t) => h
+                                    .scf_for(&zero, &width, &one, &reduced, |cols, q, d| {
+                                        let cur = out.with(&d[0]);
+                                        let v = cur.get(cols, &i, q);
+                                        let v = cols.arith(Arith::DivF, &v, t);
+                                        Ok::<_, String>(vec![cur.set(cols, &v, &i, q)])
+                                    })
+                                    .unwrap_or_else(|e| unreachable!("{e}")),
+                                None => reduced,
+                            };
+                            divided
+                        },
+                    );
                     let singular = match &t_ii {
                         Some(t) => {
                             let zero_f = rows.constant_f64(0.0, element);
@@ -691,7 +729,6 @@ fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -
 /// before its stores: LLVM cannot tell the rows apart (one buffer), and would keep each
 /// load after the store before it.
 fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, (from, to): (&Value, &Value)) -> Value {
-    let cols = t.cols.clone();
     let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
     let length = g.arith(Arith::SubI, to, from);
     let chunks = g.arith(Arith::DivUI, &length, &lanes);
@@ -699,7 +736,7 @@ fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&
     let end = g.arith(Arith::AddI, from, &chunked);
     let r = g
         .scf_for(from, &end, &lanes, &[t.data.clone()], |h, c, d| {
-            let data = Flat::result(&d[0], &cols);
+            let data = t.with(&d[0]);
             let mut updates = Vec::with_capacity(LANES as usize);
             for lane in 0..LANES {
                 let offset = h.constant_index(lane);
@@ -709,14 +746,14 @@ fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&
             }
             let mut d = d[0].clone();
             for (at, value) in updates {
-                d = Flat::result(&d, &cols).set(h, &value, target, &at);
+                d = t.with(&d).set(h, &value, target, &at);
             }
             Ok::<_, String>(vec![d])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     let r = g
         .scf_for(&end, to, &one, &r, |h, c, d| {
-            let data = Flat::result(&d[0], &cols);
+            let data = t.with(&d[0]);
             let (x, y) = (v(h, &data, c), data.get(h, target, c));
             let value = h.fma(s, &x, &y);
             Ok::<_, String>(vec![data.set(h, &value, target, c)])
