@@ -416,3 +416,57 @@ def test_general_pinv():
     stack = np.stack([rng.normal(size=(4, 3)), rng.normal(size=(4, 2)) @ rng.normal(size=(2, 3)), np.zeros((4, 3))])
     for got, want in zip(fs(stack), refs(stack)):
         assert_same(got, want, rtol=0, atol=1e-12 * max(1.0, float(np.abs(want).max())))
+
+
+def wilkinson(n):
+    """Wilkinson's W_n^+: eigenvalues in nearly equal pairs."""
+    m = (n - 1) / 2
+    return np.diag(np.abs(np.arange(n) - m)) + np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)
+
+
+def test_tridiagonal_reduction_and_ql_on_the_cpu():
+    """On the CPU, Eigh and Eigvalsh are one dispatch (lower/dense_kernels/symmetric_eigen.rs:
+    Householder reduction to tridiagonal, then implicit QL): against the C backend at sizes
+    around the eight-column chunks of its row updates, on matrices whose reduction or
+    iterations take unusual paths: already tridiagonal or diagonal (no reflection), block
+    diagonal (the QL blocks split), rank one, clustered and repeated eigenvalues, an arrow,
+    and entries near the ends of float64's range."""
+    x = pt.dmatrix("x")
+    w, v = pt.linalg.eigh(x)
+    f, ref = compile_both([x], [w, v, eigvalsh(x, None)])
+    linker = f.maker.linker
+    assert "flow.dispatch.workgroups" in linker.mlir
+    assert "--iree-execution-model=inline-dynamic" in linker.compiled.flags
+    rng = np.random.default_rng(21)
+    cases = [np.zeros((0, 0))]
+    for n in [2, 3, 8, 9, 17, 40]:
+        cases.append(symmetric(rng, n))
+    q, _ = np.linalg.qr(rng.normal(size=(9, 9)))
+    cases.append((q * np.array([1.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 3.0])) @ q.T)
+    cases.append(wilkinson(21))
+    off = rng.normal(size=9)
+    cases.append(np.diag(rng.normal(size=10)) + np.diag(off, 1) + np.diag(off, -1))
+    cases.append(np.diag(rng.normal(size=6)))
+    blocks = np.zeros((10, 10))
+    blocks[:4, :4], blocks[4:, 4:] = symmetric(rng, 4), symmetric(rng, 6)
+    cases.append(blocks)
+    cases.append(np.ones((7, 7)))
+    arrow = np.diag(np.arange(1.0, 12.0))
+    arrow[0, 1:] = arrow[1:, 0] = 1.0
+    cases.append(arrow)
+    cases += [symmetric(rng, 12) * 1e150, symmetric(rng, 12) * 1e-150, symmetric(rng, 5) * 1e300, symmetric(rng, 5) * 1e-300]
+    for a in cases:
+        gw, gv, gvals = f(a)
+        rw, rv, rvals = ref(a)
+        assert gw.shape == rw.shape and gv.shape == rv.shape
+        assert_eigensystem(gw, gv, a, rw, rv, rtol=1e-14)
+        np.testing.assert_allclose(gvals, rvals, rtol=0, atol=1e-14 * max(1e-300, np.abs(rvals).max(initial=0)) * max(len(a), 1))
+    # float32 runs in float32.
+    xf = pt.fmatrix("xf")
+    f32, ref32 = compile_both([xf], [*pt.linalg.eigh(xf), eigvalsh(xf, None)])
+    for n in [3, 9, 17]:
+        a = symmetric(rng, n, "float32")
+        (gw, gv, gvals), (rw, rv, rvals) = f32(a), ref32(a)
+        assert gw.dtype == np.float32 == rw.dtype
+        assert_eigensystem(gw.astype(float), gv.astype(float), a.astype(float), rw.astype(float), rv.astype(float), rtol=2e-6)
+        np.testing.assert_allclose(gvals, rvals, rtol=0, atol=2e-6 * np.abs(rvals).max() * n)

@@ -1,8 +1,10 @@
 //! `Eigh` and `Eigvalsh` (the standard problem; the generalized one is reduced to it,
 //! `reduced`): the eigenvalues
 //! (ascending, as LAPACK's syevd gives them to scipy) and eigenvectors of a symmetric
-//! matrix read from one triangle, by cyclic Jacobi rotations (Golub & Van Loan 8.5); and
-//! `SVD` (values, U and V^T) by one-sided Jacobi on the same rounds (see `svd`).
+//! matrix read from one triangle, on the CPU by tridiagonal reduction and QL iterations in
+//! one dispatch (dense_kernels/symmetric_eigen.rs), on GPUs by cyclic Jacobi rotations
+//! (Golub & Van Loan 8.5, below); and `SVD` (values, U and V^T) by one-sided Jacobi on the
+//! same rounds (see `svd`).
 //!
 //! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
 //! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
@@ -333,6 +335,9 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
         Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
     })?[0]
         .clone();
+    if scalar::has_sequential_kernels() {
+        return Ok((dense_kernels::symmetric_eigen(cx, b, &start, &n, element, vectors), n));
+    }
     Ok((sweeps(cx, b, &start, &n, element, true)?, n))
 }
 
@@ -343,8 +348,9 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
 /// `SWEEPS`.
 fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
     let most = if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 };
-    if scalar::has_sequential_kernels() {
-        return Ok(dense_kernels::jacobi_sweeps(cx, b, start, n, element, two_sided, most));
+    // On the CPU the two-sided problem never gets here (`rotated`: `symmetric_eigen`).
+    if !two_sided && scalar::has_sequential_kernels() {
+        return Ok(dense_kernels::jacobi_sweeps(cx, b, start, n, element, most));
     }
     let start = cx.loop_start(b, start)?;
     let (zero, one, two) = (b.constant_index(0), b.constant_index(1), b.constant_index(2));

@@ -350,19 +350,8 @@ pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) ->
     let inf = g.constant_f64(f64::INFINITY, element);
     let infinite = g.cmpf(CmpF::Oeq, big, &inf);
     let x_norm = g.select(&infinite, &inf, &x_norm);
-    // dlapy2(alpha, |x|): the larger times sqrt(1 + (smaller / larger)^2).
     let alpha_size = g.math(MathUnary::AbsF, alpha);
-    let larger = g.arith(Arith::MaximumF, &alpha_size, &x_norm);
-    let smaller = g.arith(Arith::MinimumF, &alpha_size, &x_norm);
-    let ratio = g.arith(Arith::DivF, &smaller, &larger);
-    let ratio_squared = g.arith(Arith::MulF, &ratio, &ratio);
-    let sum = g.arith(Arith::AddF, &one, &ratio_squared);
-    let sum = g.math(MathUnary::Sqrt, &sum);
-    let norm = g.arith(Arith::MulF, &larger, &sum);
-    let smaller_is_zero = g.cmpf(CmpF::Oeq, &smaller, &zero);
-    let larger_is_inf = g.cmpf(CmpF::Oeq, &larger, &inf);
-    let plain_larger = g.arith(Arith::OrI, &smaller_is_zero, &larger_is_inf);
-    let norm = g.select(&plain_larger, &larger, &norm);
+    let norm = lapy2(g, &alpha_size, &x_norm, element);
     let signed = g.copysign(&norm, alpha);
     let beta = g.negf(&signed);
     let gap = g.arith(Arith::SubF, &beta, alpha);
@@ -371,6 +360,24 @@ pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) ->
     let scale = g.arith(Arith::DivF, &one, &back);
     let trivial = g.cmpf(CmpF::Oeq, &x_norm, &zero);
     [g.select(&trivial, alpha, &beta), g.select(&trivial, &zero, &tau), g.select(&trivial, &one, &scale)]
+}
+
+/// dlapy2: sqrt(x^2 + y^2) of sizes x, y >= 0 without overflow or underflow on the way,
+/// the larger times sqrt(1 + (smaller / larger)^2) (the larger itself where the smaller is
+/// 0 or the larger infinite).
+pub(super) fn lapy2(g: &mut Block, x: &Value, y: &Value, element: ScalarType) -> Value {
+    let (zero, one, inf) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element), g.constant_f64(f64::INFINITY, element));
+    let larger = g.arith(Arith::MaximumF, x, y);
+    let smaller = g.arith(Arith::MinimumF, x, y);
+    let ratio = g.arith(Arith::DivF, &smaller, &larger);
+    let ratio_squared = g.arith(Arith::MulF, &ratio, &ratio);
+    let sum = g.arith(Arith::AddF, &one, &ratio_squared);
+    let sum = g.math(MathUnary::Sqrt, &sum);
+    let norm = g.arith(Arith::MulF, &larger, &sum);
+    let smaller_is_zero = g.cmpf(CmpF::Oeq, &smaller, &zero);
+    let larger_is_inf = g.cmpf(CmpF::Oeq, &larger, &inf);
+    let plain_larger = g.arith(Arith::OrI, &smaller_is_zero, &larger_is_inf);
+    g.select(&plain_larger, &larger, &norm)
 }
 
 /// R: the upper triangle of w's first `rows` rows and n columns (zeros below).

@@ -1,9 +1,10 @@
 //! Dense factorizations and substitutions as one dispatch of scalar loops (llvm-cpu):
 //! Cholesky (`cholesky`), triangular solves (`substitute`), Gaussian elimination with
 //! partial pivoting (`eliminate`: Solve, Det, SLogDet, inverses, LU), QR's reflectors and
-//! Q (`qr_reflectors`, `qr_accumulate`) and the Jacobi sweeps of Eigh and SVD
+//! Q (`qr_reflectors`, `qr_accumulate`) and the one-sided Jacobi sweeps of SVD
 //! (`jacobi_sweeps`); each follows its host-loop twin in linalg.rs, qr.rs or eigen.rs
-//! (same arguments, same results up to rounding).
+//! (same arguments, same results up to rounding). Eigh and Eigvalsh take another route
+//! than their GPU twin's Jacobi sweeps: tridiagonal reduction and QL (`symmetric_eigen`).
 //!
 //! Those twins are loops of the host program over rows, a few kernels per step: every
 //! step pays for dispatches (and the loop needs IREE's full HAL). On the CPU the whole
@@ -21,6 +22,10 @@
 //! GPU targets keep linalg.rs's loops: IREE 3.13's SPIR-V and CUDA code generation
 //! cannot place a dispatch without a linalg op on workgroups ("failed to legalize
 //! operation 'hal.interface.binding.subspan'", or a crash for CUDA).
+
+mod symmetric_eigen;
+
+pub(super) use symmetric_eigen::symmetric_eigen;
 
 use super::linalg::LastColumn;
 use super::Context;
@@ -450,21 +455,30 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
     })
 }
 
-/// Cyclic Jacobi sweeps on `start` (`rows` x n), as eigen.rs `sweeps` (same state and
-/// result; two-sided: [A; V], A' = J^T A J and V' = V J; one-sided: [W; V], W' = W J and
-/// V' = V J), the planes (p, q) in row order one after the other, each rotated only where
-/// `needs_rotation` says (the convergence test of eigen.rs `unconverged`); sweeps until one
-/// finds no such plane, at most `most`.
-pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool, most: i64) -> Value {
+/// One-sided cyclic Jacobi sweeps (SVD, pinv) on `start` ([W; V], `rows` x n), as
+/// eigen.rs `sweeps` (same state and result: W' = W J and V' = V J), the planes (p, q) in
+/// row order one after the other, each rotated only where `needs_rotation` says (the
+/// convergence test of eigen.rs `unconverged`); sweeps until one finds no such plane, at
+/// most `most`. (Eigh's two-sided problem has its own kernel, `symmetric_eigen`.)
+pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, most: i64) -> Value {
     let rows = b.tensor_dim(start, 0);
-    region(cx, b, element, (&rows, n), &[start], &[&rows], |k, m, s| {
+    // The kernel sweeps the transpose: each column of [W; V] a contiguous row, whose
+    // products and rotations are vector code (strided down columns, an SVD of 200 x 200
+    // took 160 ms).
+    let swept = region(cx, b, element, (n, &rows), &[start], &[&rows], |k, m, s| {
         let (s0, rows) = (&m[0], s[0].clone());
         let n = s0.cols.clone();
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let size = k.arith(Arith::MulI, &rows, &n);
-        let begin = Flat::start(k, element, &rows, &n);
-        let copy = vec![copied(k, &s0.data, &size, begin)];
-        // W's rows (one-sided): the rows above V.
+        let begin = Flat::start(k, element, &n, &rows);
+        let copy = k
+            .scf_for(&zero, &rows, &one, &[begin], |g, r, d| {
+                g.scf_for(&zero, &n, &one, d, |h, c, d| {
+                    let v = s0.get(h, r, c);
+                    Ok::<_, String>(vec![Flat::result(&d[0], &rows).set(h, &v, c, r)])
+                })
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        // W's rows: the rows above V (the columns before V's here).
         let w_rows = k.arith(Arith::SubI, &rows, &n);
         let most = k.constant_index(most);
         let state = k.scf_while(
@@ -476,12 +490,8 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
                     .scf_for(&zero, &n, &one, &[args[0].clone(), unset], |gp, p, carried| {
                         let next = gp.arith(Arith::AddI, p, &one);
                         gp.scf_for(&next, &n, &one, carried, |gq, q, carried| {
-                            let t = Flat::result(&carried[0], &n);
-                            let (app, aqq, apq) = if two_sided {
-                                (t.get(gq, p, p), t.get(gq, q, q), t.get(gq, p, q))
-                            } else {
-                                column_products(gq, &t, &w_rows, p, q, element)
-                            };
+                            let t = Flat::result(&carried[0], &rows);
+                            let (app, aqq, apq) = row_products(gq, &t, &w_rows, p, q, element);
                             let off = super::eigen::needs_rotation(gq, &app, &aqq, &apq, &n, element);
                             let ty = carried[0].ty().clone();
                             let rotated = gq.scf_if_values(
@@ -489,8 +499,7 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
                                 std::slice::from_ref(&ty),
                                 |h| {
                                     let (c, sn) = super::eigen::rotation(h, &app, &aqq, &apq, element);
-                                    let t = rotate(h, &t, &rows, true, (p, q), (&c, &sn));
-                                    vec![if two_sided { rotate(h, &Flat::result(&t, &n), &n, false, (p, q), (&c, &sn)) } else { t }]
+                                    vec![rotate(h, &t, &rows, (p, q), (&c, &sn))]
                                 },
                                 |_| vec![carried[0].clone()],
                             );
@@ -506,36 +515,89 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
             },
         );
         state[0].clone()
-    })
+    });
+    super::linalg::transposed(b, &swept).unwrap_or_else(|e| unreachable!("{e}"))
 }
 
-/// (|w_p|^2, |w_q|^2, w_p . w_q) of columns p and q over the first `w_rows` rows.
-fn column_products(g: &mut Block, t: &Flat, w_rows: &Value, p: &Value, q: &Value, element: ScalarType) -> (Value, Value, Value) {
-    let (z, o) = (g.constant_index(0), g.constant_index(1));
+/// (|w_p|^2, |w_q|^2, w_p . w_q) of rows p and q over the first `len` columns: [`LANES`]
+/// partial sums of each (vector FMAs once SLP-vectorized), summed pairwise, then the rest
+/// one by one.
+fn row_products(g: &mut Block, t: &Flat, len: &Value, p: &Value, q: &Value, element: ScalarType) -> (Value, Value, Value) {
+    let (z, o, lanes) = (g.constant_index(0), g.constant_index(1), g.constant_index(LANES));
     let zero = g.constant_f64(0.0, element);
-    let r = g
-        .scf_for(&z, w_rows, &o, &[zero.clone(), zero.clone(), zero], |lp, i, acc| {
-            let (wp, wq) = (t.get(lp, i, p), t.get(lp, i, q));
-            Ok::<_, String>(vec![lp.fma(&wp, &wp, &acc[0]), lp.fma(&wq, &wq, &acc[1]), lp.fma(&wp, &wq, &acc[2])])
+    let products = |h: &mut Block, at: &Value, acc: &[Value]| {
+        let (wp, wq) = (t.get(h, p, at), t.get(h, q, at));
+        vec![h.fma(&wp, &wp, &acc[0]), h.fma(&wq, &wq, &acc[1]), h.fma(&wp, &wq, &acc[2])]
+    };
+    let end = chunked_end(g, &z, len);
+    let starts = vec![zero; 3 * LANES as usize];
+    let partial = g
+        .scf_for(&z, &end, &lanes, &starts, |h, c, acc| {
+            let mut next = Vec::with_capacity(acc.len());
+            for lane in 0..LANES as usize {
+                let offset = h.constant_index(lane as i64);
+                let at = h.arith(Arith::AddI, c, &offset);
+                next.extend(products(h, &at, &acc[3 * lane..3 * lane + 3]));
+            }
+            Ok::<_, String>(next)
         })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let mut sums = Vec::with_capacity(3);
+    for which in 0..3 {
+        let mut parts: Vec<Value> = partial.iter().skip(which).step_by(3).cloned().collect();
+        while parts.len() > 1 {
+            parts = parts.chunks(2).map(|p| g.arith(Arith::AddF, &p[0], &p[1])).collect();
+        }
+        sums.push(parts[0].clone());
+    }
+    let r = g
+        .scf_for(&end, len, &o, &sums, |h, i, acc| Ok::<_, String>(products(h, i, acc)))
         .unwrap_or_else(|e| unreachable!("{e}"));
     (r[0].clone(), r[1].clone(), r[2].clone())
 }
 
-/// Columns p and q of the first `count` rows times J = [[c, s], [-s, c]] (`columns`), or
-/// rows p and q over the first `count` columns times J^T: each pair (x, y) of elements
-/// becomes (c x - s y, s x + c y).
-fn rotate(g: &mut Block, t: &Flat, count: &Value, columns: bool, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
+/// Rows p and q over the first `count` columns times J^T (J = [[c, s], [-s, c]]): each
+/// pair (x, y) of elements becomes (c x - s y, s x + c y); [`LANES`] pairs a step, loads
+/// before stores (see `add_multiples`), then the rest one by one.
+fn rotate(g: &mut Block, t: &Flat, count: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
     let (z, o) = (g.constant_index(0), g.constant_index(1));
-    let cols = t.cols.clone();
+    let places = |k: &Value| ((p.clone(), k.clone()), (q.clone(), k.clone()));
+    let turned = |h: &mut Block, data: &Flat, k: &Value| {
+        let ((xi, xj), (yi, yj)) = places(k);
+        let (x, y) = (data.get(h, &xi, &xj), data.get(h, &yi, &yj));
+        turn(h, &x, &y, c, sn)
+    };
+    // x's then y's: stores in two contiguous runs, which the SLP vectorizer keeps whole
+    // (interleaved, it stored element by element).
+    let store = |h: &mut Block, d: Value, k: &Value, value: &Value, second: bool| {
+        let ((xi, xj), (yi, yj)) = places(k);
+        let (i, j) = if second { (yi, yj) } else { (xi, xj) };
+        t.with(&d).set(h, value, &i, &j)
+    };
+    let (end, lanes) = (chunked_end(g, &z, count), g.constant_index(LANES));
     let r = g
-        .scf_for(&z, count, &o, &[t.data.clone()], |lp, k, d| {
-            let ((xi, xj), (yi, yj)) = if columns { ((k, p), (k, q)) } else { ((p, k), (q, k)) };
-            let t = Flat::result(&d[0], &cols);
-            let (x, y) = (t.get(lp, xi, xj), t.get(lp, yi, yj));
-            let (new_x, new_y) = turn(lp, &x, &y, c, sn);
-            let d = t.set(lp, &new_x, xi, xj);
-            Ok::<_, String>(vec![Flat::result(&d, &cols).set(lp, &new_y, yi, yj)])
+        .scf_for(&z, &end, &lanes, &[t.data.clone()], |h, k, d| {
+            let data = t.with(&d[0]);
+            let mut pairs = Vec::with_capacity(LANES as usize);
+            for lane in 0..LANES {
+                let offset = h.constant_index(lane);
+                let at = h.arith(Arith::AddI, k, &offset);
+                pairs.push((turned(h, &data, &at), at));
+            }
+            let mut d = d[0].clone();
+            for second in [false, true] {
+                for ((new_x, new_y), at) in &pairs {
+                    d = store(h, d, at, if second { new_y } else { new_x }, second);
+                }
+            }
+            Ok::<_, String>(vec![d])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let r = g
+        .scf_for(&end, count, &o, &r, |h, k, d| {
+            let (new_x, new_y) = turned(h, &t.with(&d[0]), k);
+            let d = store(h, d[0].clone(), k, &new_x, false);
+            Ok::<_, String>(vec![store(h, d, k, &new_y, true)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     r[0].clone()
@@ -578,31 +640,8 @@ pub(super) fn qr_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element
             .scf_for(&zero, &steps, &one, &start, |g, j, t| {
                 let w = Flat::result(&t[0], &m);
                 let next = g.arith(Arith::AddI, j, &one);
-                // The parts of |x|, x = row j past the diagonal (products rounded, then summed).
-                let parts = g.scf_for(&next, &m, &one, &[zero_f.clone(), zero_f.clone()], |h, r, acc| {
-                    let x = w.get(h, j, r);
-                    let size = h.math(MathUnary::AbsF, &x);
-                    let square = h.arith(Arith::MulF, &x, &x);
-                    Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &size), h.arith(Arith::AddF, &acc[1], &square)])
-                })?;
-                let big = parts[0].clone();
-                let scaled = g.scf_for(&next, &m, &one, &[zero_f.clone()], |h, r, acc| {
-                    let x = w.get(h, j, r);
-                    let is_zero = h.cmpf(CmpF::Oeq, &big, &zero_f);
-                    let ratio = h.arith(Arith::DivF, &x, &big);
-                    let ratio = h.select(&is_zero, &zero_f, &ratio);
-                    let square = h.arith(Arith::MulF, &ratio, &ratio);
-                    Ok::<_, String>(vec![h.arith(Arith::AddF, &acc[0], &square)])
-                })?;
-                let alpha = w.get(g, j, j);
-                let [beta, tau, scale] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
-                let stored = g.scf_for(&next, &m, &one, &t[0..1], |h, r, t| {
-                    let w = Flat::result(&t[0], &m);
-                    let x = w.get(h, j, r);
-                    let v = h.arith(Arith::MulF, &x, &scale);
-                    Ok::<_, String>(vec![w.set(h, &v, j, r)])
-                })?;
-                let w = Flat::result(&stored[0], &m);
+                let (stored, beta, tau) = reflector(g, &w, j, j, (&next, &m), element);
+                let w = Flat::result(&stored, &m);
                 let t = w.set(g, &beta, j, j);
                 let t = Flat::result(&t, &m).set(g, &tau, &n, j);
                 let v = |h: &mut Block, w: &Flat, r: &Value| w.get(h, j, r);
@@ -611,6 +650,45 @@ pub(super) fn qr_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element
             .unwrap_or_else(|e: String| unreachable!("{e}"));
         r[0].clone()
     })
+}
+
+/// dlarfg's reflector H (H (alpha, x) = (beta, 0), H = I - tau (1, v) (1, v)^T) for row
+/// `row` of `t`, alpha its element at column `head` and x those in columns [from, to):
+/// `qr::householder` on the parts of |x| (products rounded, then summed). Returns the
+/// data with x replaced by v (x times dlarfg's scale), beta and tau.
+fn reflector(g: &mut Block, t: &Flat, row: &Value, head: &Value, (from, to): (&Value, &Value), element: ScalarType) -> (Value, Value, Value) {
+    let one = g.constant_index(1);
+    let zero_f = g.constant_f64(0.0, element);
+    let parts = g
+        .scf_for(from, to, &one, &[zero_f.clone(), zero_f.clone()], |h, r, acc| {
+            let x = t.get(h, row, r);
+            let size = h.math(MathUnary::AbsF, &x);
+            let square = h.arith(Arith::MulF, &x, &x);
+            Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &size), h.arith(Arith::AddF, &acc[1], &square)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let big = parts[0].clone();
+    let scaled = g
+        .scf_for(from, to, &one, &[zero_f.clone()], |h, r, acc| {
+            let x = t.get(h, row, r);
+            let is_zero = h.cmpf(CmpF::Oeq, &big, &zero_f);
+            let ratio = h.arith(Arith::DivF, &x, &big);
+            let ratio = h.select(&is_zero, &zero_f, &ratio);
+            let square = h.arith(Arith::MulF, &ratio, &ratio);
+            Ok::<_, String>(vec![h.arith(Arith::AddF, &acc[0], &square)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let alpha = t.get(g, row, head);
+    let [beta, tau, scale] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
+    let stored = g
+        .scf_for(from, to, &one, &[t.data.clone()], |h, r, d| {
+            let w = t.with(&d[0]);
+            let x = w.get(h, row, r);
+            let v = h.arith(Arith::MulF, &x, &scale);
+            Ok::<_, String>(vec![w.set(h, &v, row, r)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    (stored[0].clone(), beta, tau)
 }
 
 /// Q^T's first `columns` rows (Q's columns) from w^T (`qr_reflectors`' result), as qr.rs
@@ -724,16 +802,31 @@ fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -
 
 /// Row `target` of `t` plus `s` times v (`v(data, c)` its element c, read from anywhere
 /// but that row; from the tensor's current value `data` where it is in `t`: reading an
-/// older value would need a copy, which bufferization refuses inside a dispatch), over columns [from, to): [`LANES`] columns a step as straight-line code, which the
-/// SLP vectorizer makes vector FMAs, then the rest one by one. A step's loads all come
-/// before its stores: LLVM cannot tell the rows apart (one buffer), and would keep each
-/// load after the store before it.
-fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, (from, to): (&Value, &Value)) -> Value {
-    let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
-    let length = g.arith(Arith::SubI, to, from);
-    let chunks = g.arith(Arith::DivUI, &length, &lanes);
-    let chunked = g.arith(Arith::MulI, &chunks, &lanes);
-    let end = g.arith(Arith::AddI, from, &chunked);
+/// older value would need a copy, which bufferization refuses inside a dispatch), over
+/// columns [from, to): see `add_multiples`.
+fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, range: (&Value, &Value)) -> Value {
+    add_multiples(g, t, target, &[(s, v)], range)
+}
+
+/// A vector's element at a column, read from a kernel's current data (see `add_multiple`).
+type Row<'a> = &'a dyn Fn(&mut Block, &Flat, &Value) -> Value;
+
+/// Row `target` of `t` plus the sum of `terms` (s, v), s times v, over columns [from, to),
+/// in one pass: [`LANES`] columns a step as straight-line code, which the SLP vectorizer
+/// makes vector FMAs, then the rest one by one. A step's loads all come before its
+/// stores: LLVM cannot tell the rows apart (one buffer), and would keep each load after
+/// the store before it.
+fn add_multiples(g: &mut Block, t: &Flat, target: &Value, terms: &[(&Value, Row)], (from, to): (&Value, &Value)) -> Value {
+    let one = g.constant_index(1);
+    let update = |h: &mut Block, data: &Flat, at: &Value| {
+        let mut value = data.get(h, target, at);
+        for (s, v) in terms {
+            let x = v(h, data, at);
+            value = h.fma(s, &x, &value);
+        }
+        value
+    };
+    let (end, lanes) = (chunked_end(g, from, to), g.constant_index(LANES));
     let r = g
         .scf_for(from, &end, &lanes, &[t.data.clone()], |h, c, d| {
             let data = t.with(&d[0]);
@@ -741,11 +834,10 @@ fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&
             for lane in 0..LANES {
                 let offset = h.constant_index(lane);
                 let at = h.arith(Arith::AddI, c, &offset);
-                let (x, y) = (v(h, &data, &at), data.get(h, target, &at));
-                updates.push((at, h.fma(s, &x, &y)));
+                updates.push((update(h, &data, &at), at));
             }
             let mut d = d[0].clone();
-            for (at, value) in updates {
+            for (value, at) in updates {
                 d = t.with(&d).set(h, &value, target, &at);
             }
             Ok::<_, String>(vec![d])
@@ -754,10 +846,18 @@ fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&
     let r = g
         .scf_for(&end, to, &one, &r, |h, c, d| {
             let data = t.with(&d[0]);
-            let (x, y) = (v(h, &data, c), data.get(h, target, c));
-            let value = h.fma(s, &x, &y);
+            let value = update(h, &data, c);
             Ok::<_, String>(vec![data.set(h, &value, target, c)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     r[0].clone()
+}
+
+/// The end of the whole [`LANES`]-wide chunks of [from, to).
+fn chunked_end(g: &mut Block, from: &Value, to: &Value) -> Value {
+    let lanes = g.constant_index(LANES);
+    let length = g.arith(Arith::SubI, to, from);
+    let chunks = g.arith(Arith::DivUI, &length, &lanes);
+    let chunked = g.arith(Arith::MulI, &chunks, &lanes);
+    g.arith(Arith::AddI, from, &chunked)
 }

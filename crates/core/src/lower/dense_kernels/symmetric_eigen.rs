@@ -1,0 +1,369 @@
+//! The eigenvalues, and where asked the eigenvectors, of a symmetric matrix as one
+//! dispatch (llvm-cpu): Householder reduction to a tridiagonal T = Q^T A Q, then implicit
+//! QL iterations on T (Golub & Van Loan 8.3; the QL form of Bowdler, Martin, Reinsch and
+//! Wilkinson's tql algorithms), the rotations applied to Q^T's rows. That is LAPACK's
+//! route (dsytrd, then dsteqr or dsterf): O(n^3) once, where each of cyclic Jacobi's
+//! sweeps (eigen.rs, kept for GPU targets) is O(n^3) and takes 6 to 10 of them.
+//!
+//! The kernel works on the matrix [A; V^T; s] (rows of n): A's rows, Q^T's (then V^T's)
+//! where eigenvectors are asked, and one row of scratch. Reduction step k reflects A's
+//! row k past column k + 1: v is kept there (its leading 1 at column k + 1), T's
+//! off-diagonal e_k and the reflector's tau under the diagonal at (k + 1, k) and
+//! (k + 2, k), and s holds p = tau A v, then w = p - (tau / 2)(p . v) v, for the
+//! symmetric update A - v w^T - w v^T of rows and columns past k (both triangles, row by
+//! row, eight columns a step). T's diagonal stays on A's; its off-diagonal moves to s
+//! for the iterations.
+
+use super::{add_multiple, add_multiples, copied, minus_dot, reflector, region, rotate, transpose_in_place, Flat};
+use crate::lower::qr::lapy2;
+use crate::lower::Context;
+use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, Value};
+
+/// QL iterations per eigenvalue before the kernel gives up (LAPACK's dsteqr allows 30):
+/// the eigenvalues are then all NaN.
+const MOST_ITERATIONS: i64 = 30;
+
+/// [A'; V] of `start` ([A; I], A symmetric n x n; or A alone without `vectors`): A's
+/// eigenvalues on A''s diagonal (in no order; the rest of A' is scratch), its
+/// orthonormal eigenvectors in V's columns, as eigen.rs `sweeps` leaves them.
+pub(in crate::lower) fn symmetric_eigen(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, vectors: bool) -> Value {
+    let rows = b.tensor_dim(start, 0);
+    let one_outside = b.constant_index(1);
+    let with_scratch = b.arith(Arith::AddI, &rows, &one_outside);
+    let out = region(cx, b, element, (&with_scratch, n), &[start], &[&rows], |k, m, s| {
+        let (src, rows) = (&m[0], s[0].clone());
+        let n = src.cols.clone();
+        let size = k.arith(Arith::MulI, &rows, &n);
+        let one = k.constant_index(1);
+        let total = k.arith(Arith::AddI, &rows, &one);
+        let begin = Flat::start(k, element, &total, &n);
+        let data = copied(k, &src.data, &size, begin);
+        let kernel = Kernel { n: n.clone(), scratch: rows, element, vectors };
+        let data = kernel.tridiagonalize(k, data);
+        let data = kernel.off_diagonal_to_scratch(k, data);
+        let data = if vectors { kernel.accumulate(k, data) } else { data };
+        let data = kernel.iterate(k, data);
+        if vectors {
+            let square = k.arith(Arith::MulI, &n, &n);
+            transpose_in_place(k, &Flat::result(&data, &n).at(&square), &n)
+        } else {
+            data
+        }
+    });
+    b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(rows), IndexArg::Dyn(n.clone())])
+}
+
+/// The kernel's sizes: n, the scratch row's index, the element type, whether Q^T's rows
+/// follow A's.
+struct Kernel {
+    n: Value,
+    scratch: Value,
+    element: ScalarType,
+    vectors: bool,
+}
+
+impl Kernel {
+    fn matrix(&self, data: &Value) -> Flat {
+        Flat::result(data, &self.n)
+    }
+
+    fn constant(&self, g: &mut Block, v: f64) -> Value {
+        g.constant_f64(v, self.element)
+    }
+
+    /// Steps k = 0 .. n - 3: row k's reflector, then the symmetric update of what is past
+    /// it (skipped where tau = 0: x was already zero).
+    fn tridiagonalize(&self, g: &mut Block, data: Value) -> Value {
+        let (zero, one, two) = (g.constant_index(0), g.constant_index(1), g.constant_index(2));
+        let less = g.arith(Arith::SubI, &self.n, &two);
+        let steps = g.arith(Arith::MaxSI, &less, &zero);
+        let r = g
+            .scf_for(&zero, &steps, &one, &[data], |h, k, d| {
+                let a = self.matrix(&d[0]);
+                let next = h.arith(Arith::AddI, k, &one);
+                let from = h.arith(Arith::AddI, k, &two);
+                let (data, beta, tau) = reflector(h, &a, k, &next, (&from, &self.n), self.element);
+                let one_f = self.constant(h, 1.0);
+                let data = a.with(&data).set(h, &one_f, k, &next);
+                let data = a.with(&data).set(h, &beta, &next, k);
+                let data = a.with(&data).set(h, &tau, &from, k);
+                let zero_f = self.constant(h, 0.0);
+                let applies = h.cmpf(CmpF::Une, &tau, &zero_f);
+                let ty = data.ty().clone();
+                Ok::<_, String>(h.scf_if_values(&applies, std::slice::from_ref(&ty), |t| vec![self.update(t, &data, k, &tau)], |_| vec![data.clone()]))
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        r[0].clone()
+    }
+
+    /// A's rows and columns past k less v w^T + w v^T (v in row k, from column k + 1).
+    fn update(&self, g: &mut Block, data: &Value, k: &Value, tau: &Value) -> Value {
+        let (one, zero_f) = (g.constant_index(1), self.constant(g, 0.0));
+        let (n, s) = (&self.n, &self.scratch);
+        let next = g.arith(Arith::AddI, k, &one);
+        let count = g.arith(Arith::SubI, n, &next);
+        let v = |f: &mut Block, cur: &Flat, j: &Value| cur.get(f, k, j);
+        // s = p = tau A v over rows past k.
+        let minus_tau = g.negf(tau);
+        let p = g
+            .scf_for(&next, n, &one, &[data.clone()], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let minus = minus_dot(h, &count, &zero_f, &|f, c| {
+                    let j = f.arith(Arith::AddI, &next, c);
+                    (cur.get(f, i, &j), v(f, &cur, &j))
+                });
+                let p_i = h.arith(Arith::MulF, &minus_tau, &minus);
+                Ok::<_, String>(vec![cur.set(h, &p_i, s, i)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        // w = p - (tau / 2)(p . v) v.
+        let cur = self.matrix(&p[0]);
+        let minus_pv = minus_dot(g, &count, &zero_f, &|f, c| {
+            let j = f.arith(Arith::AddI, &next, c);
+            (cur.get(f, s, &j), v(f, &cur, &j))
+        });
+        let half = self.constant(g, 0.5);
+        let half_tau = g.arith(Arith::MulF, &half, tau);
+        let factor = g.arith(Arith::MulF, &half_tau, &minus_pv);
+        let w = add_multiple(g, &cur, s, &factor, &v, (&next, n));
+        let r = g
+            .scf_for(&next, n, &one, &[w], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let (v_i, w_i) = (cur.get(h, k, i), cur.get(h, s, i));
+                let (minus_v, minus_w) = (h.negf(&v_i), h.negf(&w_i));
+                let w = |f: &mut Block, cur: &Flat, j: &Value| cur.get(f, s, j);
+                Ok::<_, String>(vec![add_multiples(h, &cur, i, &[(&minus_v, &w), (&minus_w, &v)], (&next, n))])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        r[0].clone()
+    }
+
+    /// T's off-diagonal into the scratch row: e_i (under the diagonal at (i + 1, i): where
+    /// step i put it, or A's own for the last), and e_{n-1} = 0.
+    fn off_diagonal_to_scratch(&self, g: &mut Block, data: Value) -> Value {
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let r = g
+            .scf_for(&zero, &self.n, &one, &[data], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let below = h.arith(Arith::AddI, i, &one);
+                let inside = h.cmpi(CmpI::Ult, &below, &self.n);
+                let row = h.select(&inside, &below, i);
+                let e = cur.get(h, &row, i);
+                let zero_f = self.constant(h, 0.0);
+                let e = h.select(&inside, &e, &zero_f);
+                Ok::<_, String>(vec![cur.set(h, &e, &self.scratch, i)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        r[0].clone()
+    }
+
+    /// Q^T = H_{n-3} ... H_0 in the rows under A's (the identity there to start): the
+    /// reflectors from the last, each applied from the right to the rows it changes (those
+    /// past k: the ones before are still the identity's there).
+    fn accumulate(&self, g: &mut Block, data: Value) -> Value {
+        let (zero, one, two) = (g.constant_index(0), g.constant_index(1), g.constant_index(2));
+        let n = &self.n;
+        let less = g.arith(Arith::SubI, n, &two);
+        let steps = g.arith(Arith::MaxSI, &less, &zero);
+        let r = g
+            .scf_for(&zero, &steps, &one, &[data], |h, step, d| {
+                let last = h.arith(Arith::SubI, &steps, &one);
+                let k = h.arith(Arith::SubI, &last, step);
+                let next = h.arith(Arith::AddI, &k, &one);
+                let from = h.arith(Arith::AddI, &k, &two);
+                let tau = self.matrix(&d[0]).get(h, &from, &k);
+                let minus_tau = h.negf(&tau);
+                let count = h.arith(Arith::SubI, n, &next);
+                let zero_f = self.constant(h, 0.0);
+                h.scf_for(&next, n, &one, d, |e, r, d| {
+                    let cur = self.matrix(&d[0]);
+                    let row = e.arith(Arith::AddI, n, r);
+                    // (row . v) as 0 - sum(-row_j v_j), then row - tau (row . v) v.
+                    let minus_dot_v = minus_dot(e, &count, &zero_f, &|f, c| {
+                        let j = f.arith(Arith::AddI, &next, c);
+                        let x = cur.get(f, &row, &j);
+                        (f.negf(&x), cur.get(f, &k, &j))
+                    });
+                    let factor = e.arith(Arith::MulF, &minus_tau, &minus_dot_v);
+                    Ok::<_, String>(vec![add_multiple(e, &cur, &row, &factor, &|f, cur, j| cur.get(f, &k, j), (&next, n))])
+                })
+            })
+            .unwrap_or_else(|e: String| unreachable!("{e}"));
+        r[0].clone()
+    }
+
+    /// Implicit QL on T (diagonal on A's, off-diagonal in the scratch row): for each l,
+    /// iterations until e_l is negligible, each a shifted QL step on the unreduced block
+    /// [l, m] chased by plane rotations from m - 1 up to l. A NaN counts as negligible
+    /// (scipy has raised for it already); past `MOST_ITERATIONS` the eigenvalues are NaN.
+    fn iterate(&self, g: &mut Block, data: Value) -> Value {
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let most = g.constant_index(MOST_ITERATIONS);
+        let unset = g.constant_int(0, ScalarType::I1);
+        let r = g
+            .scf_for(&zero, &self.n, &one, &[data, unset.clone()], |h, l, carried| {
+                let state = h.scf_while(
+                    &[carried[0].clone(), zero.clone(), unset.clone()],
+                    |c, args| {
+                        let more = c.cmpi(CmpI::Ult, &args[1], &most);
+                        let yes = c.constant_int(1, ScalarType::I1);
+                        let open = c.arith(Arith::XOrI, &args[2], &yes);
+                        c.arith(Arith::AndI, &more, &open)
+                    },
+                    |c, args| {
+                        let m = self.block_end(c, &args[0], l);
+                        let done = c.cmpi(CmpI::Eq, &m, l);
+                        let ty = args[0].ty().clone();
+                        let next = c.scf_if_values(&done, std::slice::from_ref(&ty), |_| vec![args[0].clone()], |q| vec![self.step(q, &args[0], l, &m)]);
+                        let one = c.constant_index(1);
+                        let count = c.arith(Arith::AddI, &args[1], &one);
+                        let count = c.select(&done, &args[1], &count);
+                        vec![next[0].clone(), count, done]
+                    },
+                );
+                let yes = h.constant_int(1, ScalarType::I1);
+                let stuck = h.arith(Arith::XOrI, &state[2], &yes);
+                Ok::<_, String>(vec![state[0].clone(), h.arith(Arith::OrI, &carried[1], &stuck)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let nan = self.constant(g, f64::NAN);
+        let ty = r[0].ty().clone();
+        g.scf_if_values(
+            &r[1],
+            std::slice::from_ref(&ty),
+            |h| {
+                let filled = h
+                    .scf_for(&zero, &self.n, &one, &r[0..1], |f, i, d| Ok::<_, String>(vec![self.matrix(&d[0]).set(f, &nan, i, i)]))
+                    .unwrap_or_else(|e| unreachable!("{e}"));
+                vec![filled[0].clone()]
+            },
+            |_| vec![r[0].clone()],
+        )[0]
+            .clone()
+    }
+
+    /// The first m >= l with e_m negligible, |e_m| <= eps (|d_m| + |d_{m+1}|), or n - 1.
+    fn block_end(&self, g: &mut Block, data: &Value, l: &Value) -> Value {
+        let one = g.constant_index(1);
+        let last = g.arith(Arith::SubI, &self.n, &one);
+        let eps = self.constant(g, if self.element == ScalarType::F32 { f32::EPSILON as f64 } else { f64::EPSILON });
+        let cur = self.matrix(data);
+        let unset = g.constant_int(0, ScalarType::I1);
+        let found = g
+            .scf_for(l, &last, &one, &[last.clone(), unset], |f, m, acc| {
+                let after = f.arith(Arith::AddI, m, &one);
+                let e = cur.get(f, &self.scratch, m);
+                let (d, d_next) = (cur.get(f, m, m), cur.get(f, &after, &after));
+                let (size, size_next) = (f.math(MathUnary::AbsF, &d), f.math(MathUnary::AbsF, &d_next));
+                let scale = f.arith(Arith::AddF, &size, &size_next);
+                let bound = f.arith(Arith::MulF, &eps, &scale);
+                let e_size = f.math(MathUnary::AbsF, &e);
+                // Unordered: a NaN ends the block.
+                let small = f.cmpf(CmpF::Ule, &e_size, &bound);
+                let yes = f.constant_int(1, ScalarType::I1);
+                let first = f.arith(Arith::XOrI, &acc[1], &yes);
+                let take = f.arith(Arith::AndI, &small, &first);
+                Ok::<_, String>(vec![f.select(&take, m, &acc[0]), f.arith(Arith::OrI, &acc[1], &small)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        found[0].clone()
+    }
+
+    /// One QL step on the block [l, m] (m > l): the shift from T's leading 2 x 2 there,
+    /// rotations in the planes (i, i + 1) for i = m - 1 down to l chasing the bulge, each
+    /// also applied to V^T's rows i and i + 1. A rotation of radius 0 (an e_i that
+    /// underflowed) splits the block there: the step ends, and the next finds the split.
+    fn step(&self, g: &mut Block, data: &Value, l: &Value, m: &Value) -> Value {
+        let (one, s_row) = (g.constant_index(1), &self.scratch);
+        let (zero_f, one_f, two_f) = (self.constant(g, 0.0), self.constant(g, 1.0), self.constant(g, 2.0));
+        let cur = self.matrix(data);
+        let after_l = g.arith(Arith::AddI, l, &one);
+        let (d_l, d_after, d_m) = (cur.get(g, l, l), cur.get(g, &after_l, &after_l), cur.get(g, m, m));
+        let e_l = cur.get(g, s_row, l);
+        // Shift: the eigenvalue of T's leading 2 x 2 nearer d_l, folded into g.
+        let gap = g.arith(Arith::SubF, &d_after, &d_l);
+        let twice_e = g.arith(Arith::MulF, &two_f, &e_l);
+        let theta = g.arith(Arith::DivF, &gap, &twice_e);
+        let theta_size = g.math(MathUnary::AbsF, &theta);
+        let radius = lapy2(g, &theta_size, &one_f, self.element);
+        let signed = g.copysign(&radius, &theta);
+        let denominator = g.arith(Arith::AddF, &theta, &signed);
+        let ratio = g.arith(Arith::DivF, &e_l, &denominator);
+        let spread = g.arith(Arith::SubF, &d_m, &d_l);
+        let start_g = g.arith(Arith::AddF, &spread, &ratio);
+        let count = g.arith(Arith::SubI, m, l);
+        let unset = g.constant_int(0, ScalarType::I1);
+        let zero = g.constant_index(0);
+        let carried = [data.clone(), one_f.clone(), one_f.clone(), zero_f.clone(), start_g, unset];
+        let r = g
+            .scf_for(&zero, &count, &one, &carried, |h, t, c| {
+                let ty: Vec<_> = c.iter().map(|v| v.ty().clone()).collect();
+                let broken = c[5].clone();
+                Ok::<_, String>(h.scf_if_values(&broken, &ty, |_| c.to_vec(), |q| self.rotation(q, c, t, m)))
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let (data, p, gv, broken) = (r[0].clone(), r[3].clone(), r[4].clone(), r[5].clone());
+        let ty = data.ty().clone();
+        g.scf_if_values(&broken, std::slice::from_ref(&ty), |_| vec![data.clone()], |q| {
+            let cur = self.matrix(&data);
+            let d_l = cur.get(q, l, l);
+            let d_l = q.arith(Arith::SubF, &d_l, &p);
+            let d = cur.set(q, &d_l, l, l);
+            let d = cur.with(&d).set(q, &gv, s_row, l);
+            let zero_f = self.constant(q, 0.0);
+            vec![cur.with(&d).set(q, &zero_f, s_row, m)]
+        })[0]
+            .clone()
+    }
+
+    /// Rotation t of a QL step (plane (i, i + 1), i = m - 1 - t) on carried (data, s, c,
+    /// p, g, broken).
+    fn rotation(&self, g: &mut Block, carried: &[Value], t: &Value, m: &Value) -> Vec<Value> {
+        let (data, s, c, p, gv) = (&carried[0], &carried[1], &carried[2], &carried[3], &carried[4]);
+        let (one, s_row) = (g.constant_index(1), &self.scratch);
+        let last = g.arith(Arith::SubI, m, &one);
+        let i = g.arith(Arith::SubI, &last, t);
+        let after = g.arith(Arith::AddI, &i, &one);
+        let cur = self.matrix(data);
+        let e_i = cur.get(g, s_row, &i);
+        let f = g.arith(Arith::MulF, s, &e_i);
+        let bb = g.arith(Arith::MulF, c, &e_i);
+        let (f_size, g_size) = (g.math(MathUnary::AbsF, &f), g.math(MathUnary::AbsF, gv));
+        let r = lapy2(g, &f_size, &g_size, self.element);
+        // Every read before the first write: a read of the older tensor value would need
+        // a copy, which bufferization refuses in a dispatch.
+        let (d_i, d_after) = (cur.get(g, &i, &i), cur.get(g, &after, &after));
+        let d = cur.set(g, &r, s_row, &after);
+        let zero_f = self.constant(g, 0.0);
+        let split = g.cmpf(CmpF::Oeq, &r, &zero_f);
+        // r = 0: d_{i+1} less p, e_m = 0, and the step ends.
+        let (new_s, new_c) = (g.arith(Arith::DivF, &f, &r), g.arith(Arith::DivF, gv, &r));
+        let shifted = g.arith(Arith::SubF, &d_after, p);
+        let diff = g.arith(Arith::SubF, &d_i, &shifted);
+        let two_f = self.constant(g, 2.0);
+        let cb = g.arith(Arith::MulF, &new_c, &bb);
+        let twice_cb = g.arith(Arith::MulF, &two_f, &cb);
+        let new_r = g.fma(&diff, &new_s, &twice_cb);
+        let new_p = g.arith(Arith::MulF, &new_s, &new_r);
+        let new_d = g.arith(Arith::AddF, &shifted, &new_p);
+        let cr = g.arith(Arith::MulF, &new_c, &new_r);
+        let new_g = g.arith(Arith::SubF, &cr, &bb);
+        let d_value = g.select(&split, &shifted, &new_d);
+        let d = cur.with(&d).set(g, &d_value, &after, &after);
+        let e_m = cur.with(&d).get(g, s_row, m);
+        let e_m = g.select(&split, &zero_f, &e_m);
+        let d = cur.with(&d).set(g, &e_m, s_row, m);
+        let d = if self.vectors {
+            let ty = d.ty().clone();
+            g.scf_if_values(&split, std::slice::from_ref(&ty), |_| vec![d.clone()], |q| {
+                let (row_i, row_after) = (q.arith(Arith::AddI, &self.n, &i), q.arith(Arith::AddI, &self.n, &after));
+                vec![rotate(q, &cur.with(&d), &self.n, (&row_i, &row_after), (&new_c, &new_s))]
+            })[0]
+                .clone()
+        } else {
+            d
+        };
+        let keep = |q: &mut Block, old: &Value, new: &Value| q.select(&split, old, new);
+        vec![d, keep(g, s, &new_s), keep(g, c, &new_c), keep(g, p, &new_p), keep(g, gv, &new_g), split]
+    }
+}
