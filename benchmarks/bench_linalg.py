@@ -4,14 +4,16 @@
 
 Rows: a Cholesky factor; a multivariate normal's log-density as PyMC writes it (Cholesky,
 a triangular solve, the log of the factor's diagonal), and over a batch of 100 covariances
-with its gradient; a general solve (elimination with
-partial pivoting); a determinant; QR's R; the eigenvalues of a symmetric matrix; a
-tridiagonal solve (gttrf and gttrs: one dispatch per recurrence, also at n = 1000). Every
-peer's result is checked against the C backend's before it is timed. Times are medians
-over repeats, the peers of a row timed round-robin (bench_cpu's helpers). IREE has no
-LAPACK: on the CPU each of ours is one dispatch of scalar loops (lower/dense_kernels.rs,
-see the README; eigenvalues by cyclic Jacobi sweeps); the tridiagonal solve's recurrences
-run in one dispatch each (lower/tridiagonal.rs).
+with its gradient; a general solve (elimination with partial pivoting), also over a batch
+of 100 systems; a determinant, also of a batch; QR's R; the eigenvalues of a symmetric
+matrix, and its eigenvectors; singular values; a tridiagonal solve (gttrf and gttrs: one
+dispatch per recurrence, also at n = 1000). Every peer's result is checked against the C
+backend's before it is timed. Times are medians over repeats, the peers of a row timed
+round-robin (bench_cpu's helpers). IREE has no LAPACK: on the CPU each of ours is one
+dispatch of scalar loops (lower/dense_kernels, see the README; eigenvalues by tridiagonal
+reduction and QL, singular values by one-sided Jacobi sweeps; a batch's matrices stacked
+in one dispatch); the tridiagonal solve's recurrences run in one dispatch each
+(lower/tridiagonal.rs).
 
     python benchmarks/bench_linalg.py            # n = 5, 50, 200
     python benchmarks/bench_linalg.py --quick    # smoke run: n = 5, 50, fewer repeats
@@ -61,6 +63,12 @@ def rows(quick):
     def batch_of_spd(n):
         return [np.stack([spd(rng, n) for _ in range(100)]), rng.standard_normal((100, n))]
 
+    def batch_of_systems(n):
+        return [rng.standard_normal((100, n, n)) + n**0.5 * np.eye(n), rng.standard_normal((100, n))]
+
+    # Eigenvectors' signs are arbitrary: their squares are compared (distinct eigenvalues).
+    w, V = pt.linalg.eigh(A)
+
     graphs = [
         ("cholesky", [A], L, lambda n: [spd(rng, n)]),
         ("MvNormal logp", [A, x, mu], mvn_logp, lambda n: [spd(rng, n), rng.standard_normal(n), rng.standard_normal(n)]),
@@ -69,12 +77,16 @@ def rows(quick):
         ("solve", [A, x], pt.linalg.solve(A, x), lambda n: [rng.standard_normal((n, n)) + n**0.5 * np.eye(n), rng.standard_normal(n)]),
         ("det", [A], pt.linalg.det(A), lambda n: [rng.standard_normal((n, n)) / n**0.5 + np.eye(n)]),
         ("QR's R", [A], pt.linalg.qr(A, mode="r"), lambda n: [rng.standard_normal((n, n))]),
+        ("batched solve", [T, Y], pt.linalg.solve(T, Y, b_ndim=1), batch_of_systems),
+        ("batched det", [T], pt.linalg.det(T), lambda n: batch_of_systems(n)[:1]),
         ("eigvalsh", [A], pt.linalg.eigvalsh(A, None), lambda n: [spd(rng, n)]),
+        ("eigh (w, V**2)", [A], [w, V**2], lambda n: [spd(rng, n)]),
+        ("singular values", [A], pt.linalg.svd(A, compute_uv=False), lambda n: [rng.standard_normal((n, n))]),
         ("tridiagonal solve", [A, x], pt.linalg.solve(A, x, assume_a="tridiagonal"), lambda n: [tridiagonal(rng, n), rng.standard_normal(n)]),
     ]
     out = []
     for label, inputs, output, values in graphs:
-        if label in ("batched MvNormal logp", "its gradient"):
+        if label.startswith("batched") or label == "its gradient":
             for n in sizes[:2]:
                 out.append((label, f"100 x n = {n}", inputs, output, values(n)))
             continue

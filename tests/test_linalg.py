@@ -215,7 +215,9 @@ def test_det_slogdet_of_singular_and_empty_matrices():
     rng = np.random.default_rng(7)
     rank_two = rng.normal(size=(3, 2)) @ rng.normal(size=(2, 3))
     rank_two[:, 2] = rank_two[:, 0] + rank_two[:, 1]
-    for v in [np.zeros((3, 3)), np.zeros((0, 0)), np.array([[0.0, 1.0], [1.0, 0.0]]), np.diag([-1.0, 2.0, -3.0])]:
+    # Exact zero pivots after swaps and negative pivots: numpy's det is +0 there.
+    equal_rows = [np.array([[-1.0, 2.0], [-1.0, 2.0]]), np.array([[1.0, 2.0, 3.0], [-4.0, 5.0, 6.0], [-4.0, 5.0, 6.0]])]
+    for v in [np.zeros((3, 3)), np.zeros((0, 0)), np.array([[0.0, 1.0], [1.0, 0.0]]), np.diag([-1.0, 2.0, -3.0]), *equal_rows]:
         for g, w in zip(f(v), ref(v)):
             assert_same(g, w, rtol=1e-12, atol=1e-300, err_msg=repr(v))
 
@@ -337,23 +339,85 @@ def test_blockwise_without_batch_dims_is_its_core_op():
     assert "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags
 
 
-def test_batched_inverse_and_its_check():
-    """A run-time check of the core rule in a batch loop (lower/blockwise.rs: a loop of
-    its own ors each element's flag): a batched inverse raises LinAlgError where any
-    element is singular, as the C backend does; the gradient of a batched slogdet (which
-    holds a batched inverse) matches."""
-    a = pt.tensor3("a")
+@pytest.mark.parametrize("stacked", [True, False], ids=["stacked", "loop"])
+def test_batched_inverse_and_its_check(stacked):
+    """A batched inverse raises LinAlgError where any element is singular, as the C
+    backend does; the gradient of a batched slogdet (which holds a batched inverse)
+    matches. Stacked (lower/batched_linalg.rs: one reduction over the U's diagonals), and
+    in a batch loop, which a batch dim that broadcasts keeps (lower/blockwise.rs: a loop of
+    its own ors each element's flag)."""
+    a = pt.tensor3("a") if stacked else pt.tensor("a", shape=(1, None, None))
     rng = np.random.default_rng(13)
-    g = rng.normal(size=(3, 4, 4))
+    g = rng.normal(size=(3 if stacked else 1, 4, 4))
     cost = pt.linalg.slogdet(a)[1].sum()
     f, ref = compile_both([a], [pt.linalg.inv(a), pytensor.grad(cost, a)])
     for got, want in zip(f(g), ref(g)):
         assert_same(got, want, rtol=1e-9, atol=1e-12)
-    g[1] = 0.0
+    g[-1] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         ref(g)
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         f(g)
+
+
+def test_batched_solves_determinants_and_inverses_are_one_dispatch_on_the_cpu():
+    """Blockwise{Solve} ("gen"), {CholeskySolve}, {Det} and {MatrixInverse} without
+    broadcast batch dims run the batch's matrices stacked in one dispatch
+    (lower/batched_linalg.rs), so the graph stays on the inline model: two batch dims,
+    vector and matrix right-hand sides, sizes around the eight-column chunks of the row
+    updates, a singular matrix in the batch (its solution NaN, its determinant 0, as the C
+    backend's loop gives), empty batches and 0 x 0 matrices, float32 and integer input."""
+    a, y, ym, c = pt.dtensor4("a"), pt.dtensor3("y"), pt.dtensor4("ym"), pt.dtensor4("c")
+    # One function each: PyTensor rewrites several solves with one matrix into a shared
+    # LUFactor, whose Blockwise still loops.
+    outs = [
+        ([a, y], pt.linalg.solve(a, y, b_ndim=1)),
+        ([a, ym], pt.linalg.solve(a, ym, b_ndim=2)),
+        ([c, ym], pt.linalg.cho_solve((c, True), ym, b_ndim=2)),
+        ([c, y], pt.linalg.cho_solve((c, False), y, b_ndim=1)),
+        ([a], pt.linalg.det(a)),
+        ([a], pt.linalg.inv(a)),
+    ]
+    compiled = []
+    for inputs, out in outs:
+        f, ref = compile_both(inputs, out)
+        assert "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags, str(out.owner.op)
+        compiled.append((inputs, f, ref))
+    rng = np.random.default_rng(22)
+    for batch, n in [((2, 3), 1), ((2, 3), 5), ((1, 2), 9), ((3, 1), 17), ((0, 2), 3), ((2, 2), 0)]:
+        m = rng.normal(size=(*batch, n, n)) + n * np.eye(n)
+        factor = np.tril(rng.normal(size=(*batch, n, n))) + 2 * n * np.eye(n)
+        factor = np.where(rng.random(size=(*batch, 1, 1)) < 0.5, factor, np.swapaxes(factor, -1, -2))
+        singular = m.copy()
+        if m.size and n > 1:
+            singular[0, 0, 1] = singular[0, 0, 0]  # two equal rows
+        values = {"a": singular, "y": rng.normal(size=(*batch, n)), "ym": rng.normal(size=(*batch, n, 2)), "c": factor}
+        for i, (inputs, f, ref) in enumerate(compiled):
+            clean = [m if v.name == "a" else values[v.name] for v in inputs]
+            # The inverse of a singular matrix raises (test_batched_inverse_and_its_check).
+            args = clean if i == len(compiled) - 1 else [values[v.name] for v in inputs]
+            got = f(*args)
+            if 0 in batch:
+                # PyTensor's Blockwise.perform refuses an empty batch (NotImplementedError).
+                shape = batch if i == 4 else args[-1].shape
+                assert got.shape == shape and got.dtype == np.float64, (i, got.shape)
+                continue
+            if i < 2 and n > 1:
+                # The singular system's solution is NaN, in b's shape (PyTensor's perform
+                # gives an n x n NaN array there whatever b's shape, which breaks its
+                # Blockwise): the others as C's on the matrices without it.
+                assert np.isnan(got[0, 0]).all() and not np.isnan(got[1:]).any() and not np.isnan(got[0, 1:]).any()
+                want = ref(*clean)
+                got[0, 0] = want[0, 0]
+            else:
+                want = ref(*args)
+            assert_same(got, want, rtol=1e-9, atol=1e-11, err_msg=f"output {i} at {batch}, n={n}")
+    # float32 stays float32; integer input is converted as the core op converts it.
+    af, yf = pt.tensor3("af", dtype="float32"), pt.matrix("yf", dtype="float32")
+    ai = pt.tensor3("ai", dtype="int64")
+    check([af, yf, ai], [pt.linalg.solve(af, yf, b_ndim=1), pt.linalg.det(af), pt.linalg.det(ai), pt.linalg.inv(ai)],
+          [rng.normal(size=(4, 6, 6)).astype("float32") + 3 * np.eye(6, dtype="float32"), rng.normal(size=(4, 6)).astype("float32"),
+           rng.integers(-3, 4, size=(4, 3, 3)) + 5 * np.eye(3, dtype="int64")], rtol=2e-4, atol=1e-5)
 
 
 def test_batched_core_whose_output_size_is_computed():

@@ -12,9 +12,9 @@
 //! into a carried one. An output dim that no input has (`Blockwise{AllocDiag}`'s
 //! n + |offset|) is the core rule's own dim, computed from the inputs' dims before the
 //! loop (`Context::dim_value`). A core op whose own rule refuses is refused by name.
-//! On the CPU, `Blockwise{Cholesky}` and `Blockwise{SolveTriangular}` (no broadcast batch
-//! dims) skip the loop: their kernels take the batch's matrices stacked, in one dispatch
-//! (linalg.rs `batched_cholesky`, `batched_solve_triangular`). `Blockwise{AllocDiag}` is
+//! On the CPU, a Blockwise of Cholesky, SolveTriangular, CholeskySolve, Solve ("gen"),
+//! Det or MatrixInverse (no broadcast batch dims) skips the loop: the kernels take the
+//! batch's matrices stacked, in one dispatch (batched_linalg.rs). `Blockwise{AllocDiag}` is
 //! AllocDiag's own rule with its axes past the batch's (the rule takes leading axes). A
 //! Blockwise without batch dims is its core op.
 //!
@@ -25,7 +25,7 @@
 //! or in graphs built after rewriting.
 
 use super::shapes::Dim;
-use super::{inner, scalar, tensor_type, Context, RuntimeCheck};
+use super::{batched_linalg, inner, scalar, tensor_type, Context, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{BlockwiseCore, Graph, Node, Op, TensorType as IrType, Variable};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, IndexArg, IteratorType, Value};
@@ -78,10 +78,12 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
     // Cores whose rules take the batch at once: the CPU kernels of stacked matrices, and
     // AllocDiag.
     let stacked = match core {
-        Op::Cholesky { lower } if batch > 0 => super::linalg::batched_cholesky(cx, b, node, batch, *lower)?,
-        Op::SolveTriangular { lower, unit_diagonal, b_ndim } if batch > 0 => {
-            super::linalg::batched_solve_triangular(cx, b, node, batch, (*lower, *unit_diagonal, *b_ndim))?
-        }
+        Op::Cholesky { lower } => batched_linalg::cholesky(cx, b, node, batch, *lower)?,
+        Op::SolveTriangular { lower, unit_diagonal, b_ndim } => batched_linalg::solve_triangular(cx, b, node, batch, (*lower, *unit_diagonal, *b_ndim))?,
+        Op::CholeskySolve { lower, b_ndim } => batched_linalg::cholesky_solve(cx, b, node, batch, (*lower, *b_ndim))?,
+        Op::Solve { assume_a, b_ndim, .. } => batched_linalg::solve(cx, b, node, batch, assume_a, *b_ndim)?,
+        Op::Det => batched_linalg::det(cx, b, node, batch)?,
+        Op::MatrixInverse => batched_linalg::inverse(cx, b, node, batch)?,
         // AllocDiag's rule takes leading axes itself: its axes move past the batch's.
         Op::AllocDiag { offset, axis1, axis2 } if batch > 0 => {
             super::construct::alloc_diag(cx, b, node, *offset, axis1 + batch, axis2 + batch)?;

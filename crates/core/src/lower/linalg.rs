@@ -40,7 +40,7 @@ pub(super) fn operand(cx: &mut Context, b: &mut Block, v: VarId, to: DType) -> R
 }
 
 /// `t` as a tensor of the same element type whose dims are all dynamic.
-fn dynamic(b: &mut Block, t: &Value) -> Value {
+pub(super) fn dynamic(b: &mut Block, t: &Value) -> Value {
     let ty = t.tensor();
     let dyn_ty = TensorType::new(vec![None; ty.rank()], ty.element);
     if *ty == dyn_ty {
@@ -122,7 +122,7 @@ fn dots(b: &mut Block, p: &Value, q: &Value, p_map: AffineMap, q_map: AffineMap,
 }
 
 /// A vector of length `len` as a column (`as_column`) or a row of a matrix, to insert.
-fn as_matrix(b: &mut Block, v: &Value, len: &Value, as_column: bool) -> Value {
+pub(super) fn as_matrix(b: &mut Block, v: &Value, len: &Value, as_column: bool) -> Value {
     let element = v.tensor().element;
     let (shape, sizes) = if as_column {
         (vec![None, Some(1)], [IndexArg::Dyn(len.clone()), IndexArg::Const(1)])
@@ -243,75 +243,6 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, lower: bool) -> Re
     let r = nan_if(b, &l, &bad)?;
     define(cx, b, out, &r, vec![d[0], d[0]]);
     Ok(())
-}
-
-/// `Blockwise{Cholesky}` on the CPU: every matrix of the batch (`batch` leading dims) in
-/// one dispatch (`dense_kernels::cholesky` over the stacked matrices), each NaN where
-/// potrf fails, as `cholesky` gives them one by one; `None` elsewhere (the loop of
-/// blockwise.rs).
-pub fn batched_cholesky(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, lower: bool) -> Result<Option<()>, String> {
-    if !scalar::has_sequential_kernels() {
-        return Ok(None);
-    }
-    let (x_var, out) = (node.inputs[0], node.outputs[0]);
-    let ty = cx.graph.ty(x_var).clone();
-    if ty.ndim() != batch + 2 {
-        return Err("Cholesky of a tensor that is not a matrix".into());
-    }
-    working_type(cx.graph.ty(out), "Cholesky")?;
-    let d = cx.dims(x_var);
-    cx.require_equal(d[batch], d[batch + 1], "Cholesky (the input array is expected to be square)");
-    let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
-    let sizes: Vec<Value> = (0..ty.ndim()).map(|k| b.tensor_dim(&a, k)).collect();
-    let stacked = b.tensor_collapse(&a, &[(0..=batch).collect(), vec![batch + 1]]);
-    let l = dense_kernels::cholesky(cx, b, &stacked, &sizes[batch], lower, true, !lower);
-    let full = TensorType::new(vec![None; ty.ndim()], a.tensor().element);
-    let dynamic: Vec<IndexArg> = sizes.into_iter().map(IndexArg::Dyn).collect();
-    let shaped = b.tensor_expand(&l, &[(0..=batch).collect(), vec![batch + 1]], full, &dynamic);
-    define(cx, b, out, &shaped, d);
-    Ok(Some(()))
-}
-
-/// `Blockwise{SolveTriangular}` on the CPU where neither operand broadcasts a batch dim:
-/// every system of the batch in one dispatch (`dense_kernels::substitute` over the stacked
-/// matrices), each NaN where its matrix is singular, as `solve_triangular` gives them one
-/// by one; `None` elsewhere (the loop of blockwise.rs).
-pub fn batched_solve_triangular(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, (lower, unit, b_ndim): (bool, bool, usize)) -> Result<Option<()>, String> {
-    let (a_var, b_var, out) = (node.inputs[0], node.inputs[1], node.outputs[0]);
-    let (a_ty, b_ty) = (cx.graph.ty(a_var).clone(), cx.graph.ty(b_var).clone());
-    let broadcasts = (0..batch).any(|j| a_ty.broadcastable(j) || b_ty.broadcastable(j));
-    if !scalar::has_sequential_kernels() || broadcasts || a_ty.ndim() != batch + 2 || b_ty.ndim() != batch + b_ndim || !(1..=2).contains(&b_ndim) {
-        return Ok(None);
-    }
-    let what = "SolveTriangular";
-    let dtype = cx.graph.ty(out).dtype;
-    working_type(cx.graph.ty(out), what)?;
-    let (da, db) = (cx.dims(a_var), cx.dims(b_var));
-    for j in 0..batch {
-        cx.require_equal(da[j], db[j], what);
-    }
-    cx.require_equal(da[batch], da[batch + 1], &format!("{what} (expected a square matrix)"));
-    cx.require_equal(da[batch], db[batch], &format!("{what} (the shapes of a and b are incompatible)"));
-    let a = operand(cx, b, a_var, dtype)?;
-    let rhs = operand(cx, b, b_var, dtype)?;
-    let rhs_sizes: Vec<Value> = (0..b_ty.ndim()).map(|k| b.tensor_dim(&rhs, k)).collect();
-    let stacked_a = b.tensor_collapse(&a, &[(0..=batch).collect(), vec![batch + 1]]);
-    // The right-hand sides as (B n) x k (k = 1 for vectors).
-    let stacked_rhs = if b_ndim == 1 {
-        let flat = b.tensor_flatten(&rhs);
-        let rows = b.tensor_dim(&flat, 0);
-        let column = as_matrix(b, &flat, &rows, true);
-        dynamic(b, &column)
-    } else {
-        b.tensor_collapse(&rhs, &[(0..=batch).collect(), vec![batch + 1]])
-    };
-    let x = dense_kernels::substitute(cx, b, &stacked_a, &stacked_rhs, lower, false, unit, true);
-    let full = TensorType::new(vec![None; b_ty.ndim()], a.tensor().element);
-    let dynamic_sizes: Vec<IndexArg> = rhs_sizes.into_iter().map(IndexArg::Dyn).collect();
-    let flat = b.tensor_flatten(&x);
-    let shaped = b.tensor_unflatten(&flat, full, &dynamic_sizes);
-    define(cx, b, out, &shaped, db);
-    Ok(Some(()))
 }
 
 /// The solution x (n x k) of T x = rhs, T = `a` or (`transposed`) its transpose, read
@@ -585,10 +516,12 @@ fn elimination_step(b: &mut Block, w: &Value, j: &Value, n: &Value, width: &Valu
 }
 
 /// [a | rhs | zeros (where `pivots`)] for `eliminate`: the n x n matrix, the n x k
-/// right-hand sides (none: k = 0) and the pivots' column side by side.
-fn augmented(b: &mut Block, a: &Value, rhs: Option<&Value>, pivots: bool) -> Value {
+/// right-hand sides (none: k = 0) and the pivots' column side by side; or a batch of
+/// them stacked ((B n) x n and (B n) x k).
+pub(super) fn augmented(b: &mut Block, a: &Value, rhs: Option<&Value>, pivots: bool) -> Value {
     let element = a.tensor().element;
-    let n = b.tensor_dim(a, 0);
+    let rows = b.tensor_dim(a, 0);
+    let n = b.tensor_dim(a, 1);
     let mut width = n.clone();
     if let Some(rhs) = rhs {
         let k = b.tensor_dim(rhs, 1);
@@ -598,7 +531,7 @@ fn augmented(b: &mut Block, a: &Value, rhs: Option<&Value>, pivots: bool) -> Val
         let one = b.constant_index(1);
         width = b.arith(Arith::AddI, &width, &one);
     }
-    let w = zeros(b, element, &[n.clone(), width]);
+    let w = zeros(b, element, &[rows, width]);
     let zero = IndexArg::Const(0);
     let w = b.tensor_insert_slice(a, &w, &[zero.clone(), zero.clone()]);
     match rhs {
@@ -758,18 +691,28 @@ fn flip(g: &mut Block, acc: &Value, swapped: &Value) -> Value {
 }
 
 /// `Det`: the product of U's diagonal times the permutation's sign (numpy's det, from
-/// getrf; a singular matrix gives 0, the 0 x 0 matrix 1).
+/// getrf; a singular matrix gives 0, +0 where a pivot is exactly zero, as numpy's sign 0
+/// times exp(-inf); the 0 x 0 matrix 1).
 pub fn det(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let out = node.outputs[0];
     let a = square_operand(cx, b, node, out, "Det", ErrorKind::Value)?;
     let n = b.tensor_dim(&a, 0);
     let w = augmented(b, &a, None, true);
     let w = eliminate(cx, b, &w, &n, &n, LastColumn::Pivots)?;
-    let r = diagonal_folds(b, &w, &n, &[1.0], |g, acc, u, swapped| {
+    let r = diagonal_folds(b, &w, &n, &[1.0, 0.0], |g, acc, u, swapped| {
         let p = g.arith(Arith::MulF, acc, u);
-        vec![flip(g, &p, swapped)]
+        let (zero, one) = (g.constant_f64(0.0, u.scalar()), g.constant_f64(1.0, u.scalar()));
+        let zero_pivot = g.cmpf(CmpF::Oeq, u, &zero);
+        vec![flip(g, &p, swapped), g.select(&zero_pivot, &one, acc)]
     })?;
-    define(cx, b, out, &r[0], vec![]);
+    let zero = b.constant_f64(0.0, a.tensor().element);
+    let product = b.tensor_extract(&r[0], &[]);
+    let seen = b.tensor_extract(&r[1], &[]);
+    let zero_pivot = b.cmpf(CmpF::Une, &seen, &zero);
+    let d = b.select(&zero_pivot, &zero, &product);
+    let e = b.tensor_empty(TensorType::new(vec![], a.tensor().element), &[]);
+    let d = b.linalg_fill(&d, &e);
+    define(cx, b, out, &d, vec![]);
     Ok(())
 }
 

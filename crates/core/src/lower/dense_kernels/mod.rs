@@ -237,13 +237,9 @@ pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lo
 
 /// How many n x n matrices `a` holds stacked (0 where n = 0), and n^2.
 fn stacked(g: &mut Block, a: &Flat, n: &Value) -> (Value, Value) {
-    let (zero, one) = (g.constant_index(0), g.constant_index(1));
     let size = g.tensor_dim(&a.data, 0);
     let square = g.arith(Arith::MulI, n, n);
-    let empty = g.cmpi(CmpI::Eq, &square, &zero);
-    let safe = g.select(&empty, &one, &square);
-    let count = g.arith(Arith::DivUI, &size, &safe);
-    (g.select(&empty, &zero, &count), square)
+    (batch_count(g, &size, &square), square)
 }
 
 /// Every element of the `rows` x `cols` matrix `t` set to `v`.
@@ -384,20 +380,23 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
     })
 }
 
-/// `t` (a kernel's flat result, rows of `cols`) with row `target` less `m` times row
-/// `source` (which it leaves as it is), over columns [from, to).
-fn subtract_row(g: &mut Block, t: &Value, cols: &Value, (target, source): (&Value, &Value), m: &Value, range: (&Value, &Value)) -> Value {
+/// `t` with row `target` less `m` times row `source` (which it leaves as it is), over
+/// columns [from, to).
+fn subtract_row(g: &mut Block, t: &Flat, (target, source): (&Value, &Value), m: &Value, range: (&Value, &Value)) -> Value {
     let minus_m = g.negf(m);
-    add_multiple(g, &Flat::result(t, cols), target, &minus_m, &|h, rows, c| rows.get(h, source, c), range)
+    add_multiple(g, t, target, &minus_m, &|h, rows, c| rows.get(h, source, c), range)
 }
 
 /// Gaussian elimination with partial pivoting, as linalg.rs `eliminate` (same arguments
 /// and result: getrf's pivots, the multipliers below U, the last column kept as `last`
 /// says, a zero pivot leaving its column as it is), rows j + 1.. updated row by row.
+/// `w` may be a batch of such `rows` x width matrices stacked, each eliminated in turn
+/// (its pivots numbered within it).
 pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value, steps: &Value, last: LastColumn) -> Value {
     let element = w.tensor().element;
     let width = b.tensor_dim(w, 1);
-    region(cx, b, element, (rows, &width), &[w], &[rows, steps], |k, m, s| {
+    let total = b.tensor_dim(w, 0);
+    region(cx, b, element, (&total, &width), &[w], &[rows, steps], |k, m, s| {
         let (w, rows, steps) = (&m[0], s[0].clone(), s[1].clone());
         let width = w.cols.clone();
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
@@ -406,53 +405,68 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
         // swapped (Pivots) nor eliminated (Pivots, Rows).
         let swapped = if last == LastColumn::Pivots { last_column.clone() } else { width.clone() };
         let eliminated = if last == LastColumn::Eliminated { width.clone() } else { last_column.clone() };
-        let size = k.arith(Arith::MulI, &rows, &width);
-        let start = Flat::start(k, element, &rows, &width);
+        let size = k.tensor_dim(&w.data, 0);
+        let start = k.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&size));
         let copy = vec![copied(k, &w.data, &size, start)];
+        let block = k.arith(Arith::MulI, &rows, &width);
+        let count = batch_count(k, &size, &block);
         let r = k
-            .scf_for(&zero, &steps, &one, &copy, |g, j, t| {
-                let cur = Flat::result(&t[0], &width);
-                // getrf's idamax: the first row of largest |w_rj|, a NaN below every number.
-                let below_all = g.constant_f64(-1.0, element);
-                let found = g.scf_for(j, &rows, &one, &[below_all, j.clone()], |h, r, best| {
-                    let v = cur.get(h, r, j);
-                    let size = h.math(MathUnary::AbsF, &v);
-                    let is_nan = h.cmpf(CmpF::Uno, &size, &size);
-                    let nan_key = h.constant_f64(-0.5, element);
-                    let key = h.select(&is_nan, &nan_key, &size);
-                    let take = h.cmpf(CmpF::Ogt, &key, &best[0]);
-                    Ok::<_, String>(vec![h.select(&take, &key, &best[0]), h.select(&take, r, &best[1])])
-                })?;
-                let p = found[1].clone();
-                let swapped_rows = g.scf_for(&zero, &swapped, &one, &t[0..1], |h, c, t| {
-                    let data = Flat::result(&t[0], &width);
-                    let (x, y) = (data.get(h, j, c), data.get(h, &p, c));
-                    let t = data.set(h, &y, j, c);
-                    Ok::<_, String>(vec![Flat::result(&t, &width).set(h, &x, &p, c)])
-                })?;
-                let mut t = swapped_rows[0].clone();
-                if last == LastColumn::Pivots {
-                    let p_int = g.index_cast(&p, ScalarType::I64);
-                    let p_value = g.cast(Cast::SIToFP, &p_int, element);
-                    t = Flat::result(&t, &width).set(g, &p_value, j, &last_column);
-                }
-                let pivot = Flat::result(&t, &width).get(g, j, j);
-                let zero_f = g.constant_f64(0.0, element);
-                let singular = g.cmpf(CmpF::Oeq, &pivot, &zero_f);
-                let next = g.arith(Arith::AddI, j, &one);
-                g.scf_for(&next, &rows, &one, &[t], |h, r, t| {
-                    let data = Flat::result(&t[0], &width);
-                    let v = data.get(h, r, j);
-                    let ratio = h.arith(Arith::DivF, &v, &pivot);
-                    let m = h.select(&singular, &zero_f, &ratio);
-                    let stored = h.select(&singular, &v, &m);
-                    let t = data.set(h, &stored, r, j);
-                    Ok(vec![subtract_row(h, &t, &width, (r, j), &m, (&next, &eliminated))])
+            .scf_for(&zero, &count, &one, &copy, |batch, e, t| {
+                let base = batch.arith(Arith::MulI, e, &block);
+                let at = |t: &Value| Flat::result(t, &width).at(&base);
+                batch.scf_for(&zero, &steps, &one, t, |g, j, t| {
+                    let cur = at(&t[0]);
+                    // getrf's idamax: the first row of largest |w_rj|, a NaN below every number.
+                    let below_all = g.constant_f64(-1.0, element);
+                    let found = g.scf_for(j, &rows, &one, &[below_all, j.clone()], |h, r, best| {
+                        let v = cur.get(h, r, j);
+                        let size = h.math(MathUnary::AbsF, &v);
+                        let is_nan = h.cmpf(CmpF::Uno, &size, &size);
+                        let nan_key = h.constant_f64(-0.5, element);
+                        let key = h.select(&is_nan, &nan_key, &size);
+                        let take = h.cmpf(CmpF::Ogt, &key, &best[0]);
+                        Ok::<_, String>(vec![h.select(&take, &key, &best[0]), h.select(&take, r, &best[1])])
+                    })?;
+                    let p = found[1].clone();
+                    let swapped_rows = g.scf_for(&zero, &swapped, &one, &t[0..1], |h, c, t| {
+                        let data = at(&t[0]);
+                        let (x, y) = (data.get(h, j, c), data.get(h, &p, c));
+                        let t = data.set(h, &y, j, c);
+                        Ok::<_, String>(vec![at(&t).set(h, &x, &p, c)])
+                    })?;
+                    let mut t = swapped_rows[0].clone();
+                    if last == LastColumn::Pivots {
+                        let p_int = g.index_cast(&p, ScalarType::I64);
+                        let p_value = g.cast(Cast::SIToFP, &p_int, element);
+                        t = at(&t).set(g, &p_value, j, &last_column);
+                    }
+                    let pivot = at(&t).get(g, j, j);
+                    let zero_f = g.constant_f64(0.0, element);
+                    let singular = g.cmpf(CmpF::Oeq, &pivot, &zero_f);
+                    let next = g.arith(Arith::AddI, j, &one);
+                    g.scf_for(&next, &rows, &one, &[t], |h, r, t| {
+                        let data = at(&t[0]);
+                        let v = data.get(h, r, j);
+                        let ratio = h.arith(Arith::DivF, &v, &pivot);
+                        let m = h.select(&singular, &zero_f, &ratio);
+                        let stored = h.select(&singular, &v, &m);
+                        let t = data.set(h, &stored, r, j);
+                        Ok(vec![subtract_row(h, &at(&t), (r, j), &m, (&next, &eliminated))])
+                    })
                 })
             })
             .unwrap_or_else(|e: String| unreachable!("{e}"));
         r[0].clone()
     })
+}
+
+/// How many blocks of `block` elements `size` holds (0 where a block is empty).
+fn batch_count(g: &mut Block, size: &Value, block: &Value) -> Value {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let empty = g.cmpi(CmpI::Eq, block, &zero);
+    let safe = g.select(&empty, &one, block);
+    let count = g.arith(Arith::DivUI, size, &safe);
+    g.select(&empty, &zero, &count)
 }
 
 /// One-sided cyclic Jacobi sweeps (SVD, pinv) on `start` ([W; V], `rows` x n), as
