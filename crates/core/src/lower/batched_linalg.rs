@@ -90,15 +90,19 @@ pub fn cholesky(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, lowe
     }
     let (x_var, out) = (node.inputs[0], node.outputs[0]);
     let a = square_stack(cx, b, x_var, out, batch, "Cholesky", ErrorKind::Value)?;
-    let sizes: Vec<Value> = {
-        let x = cx.value(b, x_var)?;
-        (0..batch + 2).map(|k| b.tensor_dim(&x, k)).collect()
-    };
     let n = b.tensor_dim(&a, 1);
     let l = dense_kernels::cholesky(cx, b, &a, &n, lower, true, !lower);
-    let full = TensorType::new(vec![None; batch + 2], a.tensor().element);
-    let dynamic: Vec<IndexArg> = sizes.into_iter().map(IndexArg::Dyn).collect();
-    let shaped = b.tensor_expand(&l, &[(0..=batch).collect(), vec![batch + 1]], full, &dynamic);
+    define_unstacked(cx, b, out, x_var, &l, batch)
+}
+
+/// `out`, of `x_var`'s shape, from its matrices stacked in `m`.
+fn define_unstacked(cx: &mut Context, b: &mut Block, out: VarId, x_var: VarId, m: &Value, batch: usize) -> Result<Option<()>, String> {
+    let sizes: Vec<IndexArg> = {
+        let x = cx.value(b, x_var)?;
+        (0..batch + 2).map(|k| IndexArg::Dyn(b.tensor_dim(&x, k))).collect()
+    };
+    let full = TensorType::new(vec![None; batch + 2], m.tensor().element);
+    let shaped = b.tensor_expand(m, &[(0..=batch).collect(), vec![batch + 1]], full, &sizes);
     let d = cx.dims(x_var);
     define(cx, b, out, &shaped, d);
     Ok(Some(()))
@@ -197,15 +201,7 @@ pub fn inverse(cx: &mut Context, b: &mut Block, node: &Node, batch: usize) -> Re
     })?[0]
         .clone();
     cx.add_check(singular, RuntimeCheck { kind: linalg_error, message: "Singular matrix".into() });
-    let sizes: Vec<IndexArg> = {
-        let x_in = cx.value(b, x_var)?;
-        (0..batch + 2).map(|k| IndexArg::Dyn(b.tensor_dim(&x_in, k))).collect()
-    };
-    let full = TensorType::new(vec![None; batch + 2], element);
-    let shaped = b.tensor_expand(&x, &[(0..=batch).collect(), vec![batch + 1]], full, &sizes);
-    let d = cx.dims(x_var);
-    define(cx, b, out, &shaped, d);
-    Ok(Some(()))
+    define_unstacked(cx, b, out, x_var, &x, batch)
 }
 
 /// `Blockwise{Det}`: for each matrix the product of its U's diagonal times the

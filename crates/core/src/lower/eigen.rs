@@ -34,6 +34,14 @@ use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, 
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
 const SWEEPS: (i64, i64) = (12, 8);
 
+fn most_sweeps(element: ScalarType) -> i64 {
+    if element == ScalarType::F64 {
+        SWEEPS.0
+    } else {
+        SWEEPS.1
+    }
+}
+
 /// `Eigh` (eigenvalues and eigenvectors) or `Eigvalsh` (eigenvalues only, `vectors`
 /// false), reading A's lower (`lower`) or upper triangle.
 pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, lower: bool, vectors: bool) -> Result<(), String> {
@@ -116,7 +124,7 @@ pub(super) fn covariance_root_of_finite(cx: &mut Context, b: &mut Block, cov: &V
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n.clone(), n.clone()]);
     let maps = [AffineMap::identity(2)];
     let root = if svd {
-        let OneSided { state, norms, .. } = one_sided(cx, b, cov, element, false)?;
+        let OneSided { state, norms, .. } = one_sided(cx, b, cov, element, false, false)?;
         let root = b.linalg_generic(&[], &[init], &maps, &[IteratorType::Parallel; 2], |g, _| {
             let (i, k) = (g.linalg_index(0), g.linalg_index(1));
             let w = g.tensor_extract(&state, &[i, k.clone()]);
@@ -236,7 +244,7 @@ fn general_pinv(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), Stri
     }
     let element = working_type(cx.graph.ty(out), "MatrixPinv")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out).dtype)?;
-    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true, true)?;
     let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[n, m]);
     let p = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
@@ -347,10 +355,10 @@ fn rotated(cx: &mut Context, b: &mut Block, a: &Value, lower: bool, element: Sca
 /// any plane still needs a rotation (`unconverged`), and stops where none does, or after
 /// `SWEEPS`.
 fn sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, two_sided: bool) -> Result<Value, String> {
-    let most = if element == ScalarType::F64 { SWEEPS.0 } else { SWEEPS.1 };
+    let most = most_sweeps(element);
     // On the CPU the two-sided problem never gets here (`rotated`: `symmetric_eigen`).
     if !two_sided && scalar::has_sequential_kernels() {
-        return Ok(dense_kernels::jacobi_sweeps(cx, b, start, n, element, most));
+        return Ok(dense_kernels::jacobi_sweeps(cx, b, start, n, element, most, true));
     }
     let start = cx.loop_start(b, start)?;
     let (zero, one, two) = (b.constant_index(0), b.constant_index(1), b.constant_index(2));
@@ -521,7 +529,7 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, co
     let out_s = node.outputs[usize::from(compute_uv)];
     let element = working_type(cx.graph.ty(out_s), "SVD")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
-    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true)?;
+    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true, compute_uv)?;
     let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
     let (source, sv) = order(b, &c, &norm, CmpF::Ogt, element)?;
     let d = cx.dims(x_var);
@@ -616,7 +624,7 @@ fn picked(b: &mut Block, cond: &Value, then: &Value, otherwise: &Value, rows: &V
 
 /// One-sided Jacobi's result (`one_sided`).
 struct OneSided {
-    /// [W; V] (r x c over c x c) after the sweeps.
+    /// [W; V] (r x c over c x c) after the sweeps; W alone where V was not asked for.
     state: Value,
     /// max(m, n) and min(m, n).
     r: Value,
@@ -635,7 +643,7 @@ struct OneSided {
 /// numpy's LinAlgError (LAPACK's gesdd refuses a NaN norm); an infinity (no NaN) does not
 /// (`infinite`: gesdd scales by it and its values come out NaN). `check_nan` false: the
 /// caller has checked A (the check cannot be made in a loop of the host program).
-fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, check_nan: bool) -> Result<OneSided, String> {
+fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, check_nan: bool, vectors: bool) -> Result<OneSided, String> {
     if check_nan {
         let nan = any_nan(b, a)?;
         let failed = cx.exception("numpy.linalg.LinAlgError");
@@ -646,8 +654,10 @@ fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, ch
     let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(a, 1));
     let tall = b.cmpi(CmpI::Uge, &m, &n);
     let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
-    // [W; I]: W = A, or A^T where A is wide; under it the identity.
-    let rows = b.arith(Arith::AddI, &r, &c);
+    // [W; I]: W = A, or A^T where A is wide; under it the identity, where V is asked
+    // for (always on GPUs, whose sweeps expect it).
+    let vectors = vectors || !scalar::has_sequential_kernels();
+    let rows = if vectors { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows, c.clone()]);
     let rr = r.clone();
     let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
@@ -665,7 +675,7 @@ fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, ch
         Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
     })?[0]
         .clone();
-    let state = sweeps(cx, b, &start, &c, element, false)?;
+    let state = if vectors { sweeps(cx, b, &start, &c, element, false)? } else { dense_kernels::jacobi_sweeps(cx, b, &start, &c, element, most_sweeps(element), false) };
     let norms_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
     let rr = r.clone();
     let norms = b.linalg_generic(&[], &[norms_init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {

@@ -469,12 +469,13 @@ fn batch_count(g: &mut Block, size: &Value, block: &Value) -> Value {
     g.select(&empty, &zero, &count)
 }
 
-/// One-sided cyclic Jacobi sweeps (SVD, pinv) on `start` ([W; V], `rows` x n), as
+/// One-sided cyclic Jacobi sweeps (SVD, pinv) on `start` ([W; V], `rows` x n; W alone
+/// without `vectors`: the singular values only, half the work of a square one), as
 /// eigen.rs `sweeps` (same state and result: W' = W J and V' = V J), the planes (p, q) in
 /// row order one after the other, each rotated only where `needs_rotation` says (the
 /// convergence test of eigen.rs `unconverged`); sweeps until one finds no such plane, at
 /// most `most`. (Eigh's two-sided problem has its own kernel, `symmetric_eigen`.)
-pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, most: i64) -> Value {
+pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &Value, element: ScalarType, most: i64, vectors: bool) -> Value {
     let rows = b.tensor_dim(start, 0);
     // The kernel sweeps the transpose: each column of [W; V] a contiguous row, whose
     // products and rotations are vector code (strided down columns, an SVD of 200 x 200
@@ -492,8 +493,8 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
                 })
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
-        // W's rows: the rows above V (the columns before V's here).
-        let w_rows = k.arith(Arith::SubI, &rows, &n);
+        // W's rows: the rows above V (the columns before V's here), or all without V.
+        let w_rows = if vectors { k.arith(Arith::SubI, &rows, &n) } else { rows.clone() };
         let most = k.constant_index(most);
         let state = k.scf_while(
             &[copy[0].clone(), zero.clone()],
@@ -571,10 +572,9 @@ fn row_products(g: &mut Block, t: &Flat, len: &Value, p: &Value, q: &Value, elem
 }
 
 /// Rows p and q over the first `count` columns times J^T (J = [[c, s], [-s, c]]): each
-/// pair (x, y) of elements becomes (c x - s y, s x + c y); [`LANES`] pairs a step, loads
-/// before stores (see `add_multiples`), then the rest one by one.
+/// pair (x, y) of elements becomes (c x - s y, s x + c y) (`by_lanes`).
 fn rotate(g: &mut Block, t: &Flat, count: &Value, (p, q): (&Value, &Value), (c, sn): (&Value, &Value)) -> Value {
-    let (z, o) = (g.constant_index(0), g.constant_index(1));
+    let z = g.constant_index(0);
     let places = |k: &Value| ((p.clone(), k.clone()), (q.clone(), k.clone()));
     let turned = |h: &mut Block, data: &Flat, k: &Value| {
         let ((xi, xj), (yi, yj)) = places(k);
@@ -583,38 +583,18 @@ fn rotate(g: &mut Block, t: &Flat, count: &Value, (p, q): (&Value, &Value), (c, 
     };
     // x's then y's: stores in two contiguous runs, which the SLP vectorizer keeps whole
     // (interleaved, it stored element by element).
-    let store = |h: &mut Block, d: Value, k: &Value, value: &Value, second: bool| {
-        let ((xi, xj), (yi, yj)) = places(k);
-        let (i, j) = if second { (yi, yj) } else { (xi, xj) };
-        t.with(&d).set(h, value, &i, &j)
+    let store = |h: &mut Block, d: Value, pairs: &[((Value, Value), Value)]| {
+        let mut d = d;
+        for second in [false, true] {
+            for ((new_x, new_y), k) in pairs {
+                let ((xi, xj), (yi, yj)) = places(k);
+                let (i, j, value) = if second { (yi, yj, new_y) } else { (xi, xj, new_x) };
+                d = t.with(&d).set(h, value, &i, &j);
+            }
+        }
+        d
     };
-    let (end, lanes) = (chunked_end(g, &z, count), g.constant_index(LANES));
-    let r = g
-        .scf_for(&z, &end, &lanes, &[t.data.clone()], |h, k, d| {
-            let data = t.with(&d[0]);
-            let mut pairs = Vec::with_capacity(LANES as usize);
-            for lane in 0..LANES {
-                let offset = h.constant_index(lane);
-                let at = h.arith(Arith::AddI, k, &offset);
-                pairs.push((turned(h, &data, &at), at));
-            }
-            let mut d = d[0].clone();
-            for second in [false, true] {
-                for ((new_x, new_y), at) in &pairs {
-                    d = store(h, d, at, if second { new_y } else { new_x }, second);
-                }
-            }
-            Ok::<_, String>(vec![d])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    let r = g
-        .scf_for(&end, count, &o, &r, |h, k, d| {
-            let (new_x, new_y) = turned(h, &t.with(&d[0]), k);
-            let d = store(h, d[0].clone(), k, &new_x, false);
-            Ok::<_, String>(vec![store(h, d, k, &new_y, true)])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    r[0].clone()
+    by_lanes(g, t, (&z, count), &turned, &store)
 }
 
 /// (c x - s y, s x + c y).
@@ -840,12 +820,8 @@ fn add_multiple(g: &mut Block, t: &Flat, target: &Value, s: &Value, v: &dyn Fn(&
 type Row<'a> = &'a dyn Fn(&mut Block, &Flat, &Value) -> Value;
 
 /// Row `target` of `t` plus the sum of `terms` (s, v), s times v, over columns [from, to),
-/// in one pass: [`LANES`] columns a step as straight-line code, which the SLP vectorizer
-/// makes vector FMAs, then the rest one by one. A step's loads all come before its
-/// stores: LLVM cannot tell the rows apart (one buffer), and would keep each load after
-/// the store before it.
-fn add_multiples(g: &mut Block, t: &Flat, target: &Value, terms: &[(&Value, Row)], (from, to): (&Value, &Value)) -> Value {
-    let one = g.constant_index(1);
+/// in one pass (`by_lanes`).
+fn add_multiples(g: &mut Block, t: &Flat, target: &Value, terms: &[(&Value, Row)], range: (&Value, &Value)) -> Value {
     let update = |h: &mut Block, data: &Flat, at: &Value| {
         let mut value = data.get(h, target, at);
         for (s, v) in terms {
@@ -854,28 +830,40 @@ fn add_multiples(g: &mut Block, t: &Flat, target: &Value, terms: &[(&Value, Row)
         }
         value
     };
-    let (end, lanes) = (chunked_end(g, from, to), g.constant_index(LANES));
+    let store = |h: &mut Block, d: Value, values: &[(Value, Value)]| values.iter().fold(d, |d, (value, at)| t.with(&d).set(h, value, target, at));
+    by_lanes(g, t, range, &update, &store)
+}
+
+/// Columns [from, to) of `t`, a step at a time: `compute` gives a column's new values
+/// (reading the step's current data), `store` writes a step's. [`LANES`] columns a step
+/// as straight-line code, which LLVM's SLP vectorizer makes vector code, then the rest
+/// one by one. A step's loads all come before its stores: LLVM cannot tell the rows
+/// apart (one buffer), and would keep each load after the store before it.
+fn by_lanes<T>(
+    g: &mut Block,
+    t: &Flat,
+    (from, to): (&Value, &Value),
+    compute: &dyn Fn(&mut Block, &Flat, &Value) -> T,
+    store: &dyn Fn(&mut Block, Value, &[(T, Value)]) -> Value,
+) -> Value {
+    let (one, lanes) = (g.constant_index(1), g.constant_index(LANES));
+    let end = chunked_end(g, from, to);
     let r = g
         .scf_for(from, &end, &lanes, &[t.data.clone()], |h, c, d| {
             let data = t.with(&d[0]);
-            let mut updates = Vec::with_capacity(LANES as usize);
+            let mut values = Vec::with_capacity(LANES as usize);
             for lane in 0..LANES {
                 let offset = h.constant_index(lane);
                 let at = h.arith(Arith::AddI, c, &offset);
-                updates.push((update(h, &data, &at), at));
+                values.push((compute(h, &data, &at), at));
             }
-            let mut d = d[0].clone();
-            for (value, at) in updates {
-                d = t.with(&d).set(h, &value, target, &at);
-            }
-            Ok::<_, String>(vec![d])
+            Ok::<_, String>(vec![store(h, d[0].clone(), &values)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     let r = g
         .scf_for(&end, to, &one, &r, |h, c, d| {
-            let data = t.with(&d[0]);
-            let value = update(h, &data, c);
-            Ok::<_, String>(vec![data.set(h, &value, target, c)])
+            let value = compute(h, &t.with(&d[0]), c);
+            Ok::<_, String>(vec![store(h, d[0].clone(), &[(value, c.clone())])])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     r[0].clone()
