@@ -323,6 +323,28 @@ def test_batched_cholesky_and_triangular_solves_are_one_dispatch_on_the_cpu():
             assert_same(got, want, rtol=1e-9, atol=1e-11, err_msg=f"output {i} at n={n}")
 
 
+def test_gradient_of_a_scan_over_cholesky_and_triangular_solves():
+    """The gradient of a Scan whose steps factor and solve (a time-varying covariance):
+    its inner graph holds Blockwise{ARange}s without batch dims and a tril mask sized by
+    x.shape[-2:] (a slice of known dims stays known), which must meet the matrix they
+    mask; it was refused ("needs a dim computed from run-time values")."""
+    a, x0 = pt.dmatrix("a"), pt.dvector("x0")
+
+    def step(x, a):
+        factor = pt.linalg.cholesky(a + pt.outer(x, x))
+        return pt.linalg.solve_triangular(factor, x, lower=True)
+
+    xs = pytensor.scan(step, outputs_info=[x0], non_sequences=[a], n_steps=5, return_updates=False)
+    cost = (xs[-1] ** 2).sum()
+    f, ref = compile_both([a, x0], [xs, *pytensor.grad(cost, [a, x0])])
+    rng = np.random.default_rng(23)
+    for n in [1, 4, 9]:
+        m = rng.normal(size=(n, n))
+        values = [m @ m.T + n * np.eye(n), rng.normal(size=n)]
+        for i, (got, want) in enumerate(zip(f(*values), ref(*values))):
+            assert_same(got, want, rtol=1e-9, atol=1e-11, err_msg=f"output {i} at n={n}")
+
+
 def test_blockwise_without_batch_dims_is_its_core_op():
     """A Blockwise with no batch dims (vectorizing a Scan's inner graph for its gradient
     leaves such Blockwise{ARange}s, which PyTensor's local_useless_unbatched_blockwise does

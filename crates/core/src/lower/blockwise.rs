@@ -95,10 +95,13 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         return Ok(());
     }
     // No batch dims (a Blockwise that vectorizing a Scan's inner graph for its gradient
-    // leaves, e.g. of ARange): the core op itself, on the node's own inputs and outputs.
+    // leaves, e.g. of ARange): the core op's rule on the node's own inputs and outputs, in
+    // this graph's context, so that what is known of them holds (an ARange's length from
+    // a Shape: a separate inner graph made it a dim known only at run time, and then the
+    // tril mask built from it could not meet the matrix it masks).
     if batch == 0 {
-        let constants = node.inputs.iter().map(|&v| cx.graph.variables[v].constant.clone()).collect();
-        return super::inner::op_from_graph(cx, b, node, &core_graph(core, &in_tys, &out_tys, constants));
+        let core_node = Node { op: core.clone(), inputs: node.inputs.clone(), outputs: node.outputs.clone() };
+        return super::lower_node(cx, b, &core_node);
     }
     let values: Vec<Value> = node.inputs.iter().map(|&v| cx.value(b, v)).collect::<Result<_, _>>()?;
     let in_dims: Vec<Vec<Dim>> = node.inputs.iter().map(|&v| cx.dims(v)).collect();

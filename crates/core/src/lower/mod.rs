@@ -439,13 +439,59 @@ fn op_name(node: &Node) -> String {
     }
 }
 
-fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
+pub(super) fn lower_node(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     cx.refusal = None;
     lower_rule(cx, b, node)?;
     track_int_arith(cx, node);
     track_int_extreme(cx, node);
     track_int_element(cx, node);
+    track_int_slice(cx, node);
     cx.refusal.take().map_or(Ok(()), Err)
+}
+
+/// A slice by constants of a vector of known integers stays known: `x.shape[-2:]`, as
+/// `tri`'s mask spells it in the gradient of a Scan over `cholesky` (its ARange's length
+/// then is x's dim, which the matrix it masks has).
+fn track_int_slice(cx: &mut Context, node: &Node) {
+    let Op::Subtensor { idx_list } = &node.op else { return };
+    let (input, out) = (node.inputs[0], node.outputs[0]);
+    let ([crate::ir::IdxEntry::Slice { start, stop, step }], 1, 1) = (idx_list.as_slice(), cx.graph.ty(input).ndim(), cx.graph.ty(out).ndim()) else { return };
+    let Some(values) = cx.int_values(input) else { return };
+    // None: not a constant; Some(None): the entry is absent.
+    let constant = |p: &Option<usize>| -> Option<Option<i64>> {
+        let Some(p) = p else { return Some(None) };
+        match cx.int_values(*node.inputs.get(1 + p)?)?[..] {
+            [IntValue::Const(c)] => Some(Some(c)),
+            _ => None,
+        }
+    };
+    let (Some(start), Some(stop), Some(step)) = (constant(start), constant(stop), constant(step)) else { return };
+    let Some(picked) = python_slice(values.len() as i64, start, stop, step.unwrap_or(1)) else { return };
+    let picked: Vec<IntValue> = picked.into_iter().map(|i| values[i as usize]).collect();
+    cx.set_int_values(out, picked);
+}
+
+/// The positions a Python slice [start:stop:step] takes from a sequence of `len`; None
+/// for a step of 0.
+fn python_slice(len: i64, start: Option<i64>, stop: Option<i64>, step: i64) -> Option<Vec<i64>> {
+    let bound = |v: i64, low: i64, high: i64| (if v < 0 { v + len } else { v }).clamp(low, high);
+    let mut out = Vec::new();
+    if step > 0 {
+        let (mut i, end) = (start.map_or(0, |v| bound(v, 0, len)), stop.map_or(len, |v| bound(v, 0, len)));
+        while i < end {
+            out.push(i);
+            i += step;
+        }
+    } else if step < 0 {
+        let (mut i, end) = (start.map_or(len - 1, |v| bound(v, -1, len - 1)), stop.map_or(-1, |v| bound(v, -1, len - 1)));
+        while i > end {
+            out.push(i);
+            i += step;
+        }
+    } else {
+        return None;
+    }
+    Some(out)
 }
 
 /// An element of a vector of known integers at a constant position stays known:
@@ -1026,4 +1072,23 @@ fn dtypes_used(graph: &Graph) -> Vec<(DType, String)> {
         add(graph.ty(v).dtype, &|| "a graph output".to_string());
     }
     used
+}
+
+#[cfg(test)]
+mod tests {
+    use super::python_slice;
+
+    #[test]
+    fn python_slices_take_the_positions_python_does() {
+        // list(range(5))[1:4:2], [::-1], [3:0:-1], [-10:10], [4:-10:-2], [-1:-3:-1]
+        assert_eq!(python_slice(5, Some(1), Some(4), 2), Some(vec![1, 3]));
+        assert_eq!(python_slice(5, None, None, -1), Some(vec![4, 3, 2, 1, 0]));
+        assert_eq!(python_slice(5, Some(3), Some(0), -1), Some(vec![3, 2, 1]));
+        assert_eq!(python_slice(5, Some(-10), Some(10), 1), Some(vec![0, 1, 2, 3, 4]));
+        assert_eq!(python_slice(5, Some(4), Some(-10), -2), Some(vec![4, 2, 0]));
+        assert_eq!(python_slice(5, Some(-1), Some(-3), -1), Some(vec![4, 3]));
+        // x.shape[-2:] of a matrix
+        assert_eq!(python_slice(2, Some(-2), None, 1), Some(vec![0, 1]));
+        assert_eq!(python_slice(5, None, None, 0), None);
+    }
 }
