@@ -107,7 +107,7 @@ pub struct Lowered {
     /// legalize operation 'util.buffer.subspan'"), so these graphs too are compiled for
     /// the full HAL.
     pub optimization_barriers: bool,
-    /// Whether the graph holds a dispatch of scalar loops (dense_kernels.rs), whose
+    /// Whether the graph holds a dispatch of scalar loops (dense_kernels/), whose
     /// inner products LLVM's SLP vectorizer makes vector code: compilers of the module
     /// should turn it on (IREE's `--iree-llvmcpu-slp-vectorization`; off by default).
     pub sequential_kernels: bool,

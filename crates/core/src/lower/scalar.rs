@@ -67,7 +67,7 @@ pub fn storage_type(dtype: DType) -> ScalarType {
 /// (test_vulkan::test_scan_and_its_gradient); GPU targets keep the loop in the host program.
 ///
 /// `sequential_kernels`: dense factorizations and substitutions are one dispatch of
-/// scalar loops (dense_kernels.rs; llvm-cpu); GPU targets keep the loop in the host program.
+/// scalar loops (dense_kernels/; llvm-cpu); GPU targets keep the loop in the host program.
 ///
 /// `packed_matmul`: the width in bytes of the CPU's vector registers, where float matrix
 /// products are packed into tiles that fit them (see `blas::packed_matmul`); `None`: plain
