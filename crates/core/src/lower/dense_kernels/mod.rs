@@ -744,38 +744,23 @@ fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -
     // Both extents scanned from the end, stopping at the first nonzero as iladlr and
     // iladlc do (a forward scan of every column made QR's R at n = 200 4x LAPACK's time).
     let last = g.arith(Arith::SubI, &m, &one);
-    let last_row = g.scf_while(
-        &[last],
-        |h, r| {
-            let v_r = v(h, t, &r[0]);
-            let zero = h.cmpf(CmpF::Oeq, &v_r, &zero_f);
-            let above = h.cmpi(CmpI::Ugt, &r[0], i);
-            h.arith(Arith::AndI, &above, &zero)
-        },
-        |h, r| vec![h.arith(Arith::SubI, &r[0], &one)],
-    )[0]
-        .clone();
+    let last_row = last_where(g, &last, i, &|h, r| {
+        let v_r = v(h, t, r);
+        h.cmpf(CmpF::Une, &v_r, &zero_f)
+    });
     let past_last_row = g.arith(Arith::AddI, &last_row, &one);
     let last_column = g.arith(Arith::SubI, end, &one);
-    let found = g.scf_while(
-        &[last_column],
-        |h, col| {
-            let unset = h.constant_int(0, ScalarType::I1);
-            let any = h
-                .scf_for(i, &past_last_row, &one, &[unset], |e, r, any| {
-                    let x = t.get(e, &col[0], r);
-                    let nonzero = e.cmpf(CmpF::Une, &x, &zero_f);
-                    Ok::<_, String>(vec![e.arith(Arith::OrI, &any[0], &nonzero)])
-                })
-                .unwrap_or_else(|e| unreachable!("{e}"));
-            let inside = h.cmpi(CmpI::Sge, &col[0], &next);
-            let yes = h.constant_int(1, ScalarType::I1);
-            let none = h.arith(Arith::XOrI, &any[0], &yes);
-            h.arith(Arith::AndI, &inside, &none)
-        },
-        |h, col| vec![h.arith(Arith::SubI, &col[0], &one)],
-    )[0]
-        .clone();
+    let found = last_where(g, &last_column, i, &|h, col| {
+        let unset = h.constant_int(0, ScalarType::I1);
+        let any = h
+            .scf_for(i, &past_last_row, &one, &[unset], |e, r, any| {
+                let x = t.get(e, col, r);
+                let nonzero = e.cmpf(CmpF::Une, &x, &zero_f);
+                Ok::<_, String>(vec![e.arith(Arith::OrI, &any[0], &nonzero)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        any[0].clone()
+    });
     let past_last_column = g.arith(Arith::AddI, &found, &one);
     let applies = g.cmpf(CmpF::Une, tau, &zero_f);
     let ty = t.data.ty().clone();
@@ -806,6 +791,26 @@ fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -
         |_| vec![t.data.clone()],
     )[0]
         .clone()
+}
+
+/// The last index from `start` down to `floor` + 1 where `found` holds, else `floor`:
+/// a backward scan that stops at the first hit.
+fn last_where(g: &mut Block, start: &Value, floor: &Value, found: &dyn Fn(&mut Block, &Value) -> Value) -> Value {
+    let r = g.scf_while(
+        std::slice::from_ref(start),
+        |h, r| {
+            let above = h.cmpi(CmpI::Sgt, &r[0], floor);
+            let hit = found(h, &r[0]);
+            let yes = h.constant_int(1, ScalarType::I1);
+            let missed = h.arith(Arith::XOrI, &hit, &yes);
+            h.arith(Arith::AndI, &above, &missed)
+        },
+        |h, r| {
+            let one = h.constant_index(1);
+            vec![h.arith(Arith::SubI, &r[0], &one)]
+        },
+    );
+    r[0].clone()
 }
 
 /// Row `target` of `t` plus `s` times v (`v(data, c)` its element c, read from anywhere
