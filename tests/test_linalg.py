@@ -63,7 +63,8 @@ def test_cholesky_both_triangles(dtype):
 
 def test_factorizations_and_substitutions_are_single_inline_dispatches_on_the_cpu():
     """On the CPU, Cholesky, the triangular solves, the LU elimination, QR's reflectors and
-    Q, and the Jacobi sweeps are each one dispatch of scalar loops (lower/dense_kernels/),
+    Q, the symmetric eigensolver and the SVD's Jacobi sweeps are each one dispatch of
+    scalar loops (lower/dense_kernels/),
     compiled for the inline execution model with LLVM's SLP vectorizer; sizes around the
     eight-column chunks of their inner products and row updates, pivoting rows included."""
     a, b, g = pt.dmatrix("a"), pt.dmatrix("b"), pt.dmatrix("g")
