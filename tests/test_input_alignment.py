@@ -104,16 +104,27 @@ def test_graphs_that_write_an_input_leave_it_alone(driver):
 
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_only_the_inputs_written_are_copied(driver):
-    # A scatter onto the input x copies x alone: its indices and updates are imported as
-    # the caller's bytes. Where the destination is not an input itself (x + 1) every
-    # input is copied, as before. The caller's arrays never change, also where one array is given
-    # as both x and y.
+    # A scatter onto the input m (AdvancedIncSubtensor, two index arrays) copies m alone:
+    # its indices and updates are imported as the caller's bytes. Where the destination is
+    # not an input itself (m + 1) every input is copied, as before. Rows updated by one
+    # index array (AdvancedIncSubtensor1) are a kernel that reads x and writes a buffer of
+    # its own on the CPU: nothing is copied. The caller's arrays never change, also where
+    # one array is given as both x and y.
     x, y, i = pt.dvector("x"), pt.dvector("y"), pt.lvector("i")
+    m, j = pt.dmatrix("m"), pt.lvector("j")
     rng = np.random.default_rng(3)
-    values = [at_offset(rng.normal(size=50), 0), at_offset(rng.normal(size=20), 0), at_offset(rng.integers(-49, 49, size=20), 0)]
-    for out, copies in [(pt.inc_subtensor(x[i], y), 1), (pt.inc_subtensor((x + 1)[i], y), 3)]:
-        f = pytensor.function([x, y, i], out, mode=DRIVERS[driver])
-        ref = pytensor.function([x, y, i], out, mode=C)
+    vector_values = [at_offset(rng.normal(size=50), 0), at_offset(rng.normal(size=20), 0), at_offset(rng.integers(-49, 49, size=20), 0)]
+    matrix_values = [at_offset(rng.normal(size=(6, 7)), 0), at_offset(rng.normal(size=20), 0),
+                     at_offset(rng.integers(-6, 6, size=20), 0), at_offset(rng.integers(-7, 7, size=20), 0)]
+    cases = [
+        ([x, y, i], vector_values, pt.inc_subtensor(x[i], y), 0),
+        ([x, y, i], vector_values, pt.inc_subtensor((x + 1)[i], y), 0),
+        ([m, y, i, j], matrix_values, pt.inc_subtensor(m[i, j], y), 1),
+        ([m, y, i, j], matrix_values, pt.inc_subtensor((m + 1)[i, j], y), 4),
+    ]
+    for inputs, values, out, copies in cases:
+        f = pytensor.function(inputs, out, mode=DRIVERS[driver])
+        ref = pytensor.function(inputs, out, mode=C)
         kept = [a.copy() for a in values]
         before = _core.input_copies()
         got = f(*values)

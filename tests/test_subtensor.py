@@ -7,6 +7,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
+from pytensor.compile.mode import Mode
 from conftest import C, MLIR, assert_all_same, assert_same, check, compile_both, raises_like
 
 
@@ -185,6 +186,50 @@ def test_advanced_inc_subtensor1(dtype):
     assert isinstance(got, IndexError)
     got, _ = raises_like(f, ref, [values((4, 3), dtype), values((2, 3), dtype), values((3,), dtype), np.array([0, 1, 2])])
     assert isinstance(got, ValueError)
+
+
+def test_row_updates_in_index_order_like_c():
+    """On the CPU, AdvancedIncSubtensor1 and AdvancedSetSubtensor1 are one kernel that
+    copies x and then updates its rows index by index (row_updates.rs): repeated indices
+    accumulate in order (inc) or the last wins (set), bool rows are or-ed, updates of
+    another dtype or broadcast along a dim are converted first; rows of 3-d tensors,
+    narrow unsigned indices, a statically shaped x, and empty or row-less cases."""
+    rng = np.random.default_rng(5)
+    xv, iv, yv = pt.dvector("xv"), pt.lvector("iv"), pt.dvector("yv")
+    n, k = 1000, 5000
+    check([xv, iv, yv], [pt.inc_subtensor(xv[iv], yv), pt.set_subtensor(xv[iv], yv)],
+          [rng.normal(size=n), rng.integers(-n, n, size=k), rng.normal(size=k)])
+
+    xb, yb, ib = pt.vector("xb", dtype="bool"), pt.vector("yb", dtype="bool"), pt.vector("ib", dtype="uint8")
+    check([xb, yb, ib], [pt.inc_subtensor(xb[ib], yb), pt.set_subtensor(xb[ib], yb)],
+          [rng.random(7) < 0.3, rng.random(9) < 0.5, rng.integers(0, 7, size=9).astype("uint8")])
+
+    x3, y3, i3 = pt.tensor3("x3", dtype="float32"), pt.tensor3("y3", dtype="float32"), pt.vector("i3", dtype="uint8")
+    check([x3, y3, i3], [pt.inc_subtensor(x3[i3], y3), pt.set_subtensor(x3[i3], y3)],
+          [values((4, 3, 2), "float32"), values((6, 3, 2), "float32", 1), np.array([3, 0, 3, 1, 3, 2], dtype="uint8")])
+
+    xm, yi, yc, im = pt.dmatrix("xm"), pt.matrix("yi", dtype="int32"), pt.tensor("yc", shape=(None, 1)), pt.lvector("im")
+    outs = [pt.inc_subtensor(xm[im], yi), pt.inc_subtensor(xm[im], yc), pt.set_subtensor(xm[im], yc)]
+    f = check([xm, yi, yc, im], outs, [values((4, 3), "float64"), values((5, 3), "int32", 2), values((5, 1), "float64", 3), np.array([-1, 0, -1, 2, 0])])
+    assert "AdvancedIncSubtensor1" in op_types(f)
+    ref = pytensor.function([xm, yi, yc, im], outs, mode=C)
+    for case in [[values((0, 3), "float64"), values((0, 3), "int32"), values((0, 1), "float64"), np.array([], dtype="int64")],
+                 [values((3, 0), "float64"), values((2, 0), "int32"), values((2, 1), "float64"), np.array([2, -3])]]:
+        for g, w in zip(f(*case), ref(*case)):
+            assert_same(g, w)
+    # Out of bounds, against the py linker: the C backend ignores an index out of bounds
+    # where the updates are cast or broadcast first (x[[1, -5]] of 4 rows) and crashes
+    # writing row 0 of a row-less x (PyTensor 3.0.7).
+    py = pytensor.function([xm, yi, yc, im], outs, mode=Mode(linker="py", optimizer="fast_run"))
+    for bad in [[values((0, 3), "float64"), values((1, 3), "int32"), values((1, 1), "float64"), np.array([0])],
+                [values((4, 3), "float64"), values((2, 3), "int32"), values((2, 1), "float64"), np.array([1, -5])]]:
+        with pytest.raises(IndexError, match="out of bounds"):
+            f(*bad)
+        with pytest.raises((IndexError, ValueError)):
+            py(*bad)
+
+    xs, ys, js = pt.tensor("xs", shape=(6,)), pt.dvector("ys"), pt.lvector("js")
+    check([xs, ys, js], [pt.inc_subtensor(xs[js], ys)], [values((6,), "float64"), values((3,), "float64", 4), np.array([5, 5, -6])])
 
 
 def test_one_function_serves_several_shapes():

@@ -33,6 +33,7 @@ mod packed;
 mod scan;
 mod scan_lanes;
 mod sequential;
+mod row_updates;
 mod batched_linalg;
 mod dense_kernels;
 mod ifelse;

@@ -8,6 +8,7 @@
 
 use super::scalar::{self, Scalar};
 use super::shapes::{Dim, DimExpr, IntExpr};
+use super::row_updates::update_rows;
 use super::{tensor_type, Context, ErrorKind, IntValue, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{IdxEntry, Node, Op, VarId};
@@ -730,6 +731,14 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
         }
     }
     let n = b.tensor_dim(&x, 0);
+    if scalar::has_sequential_kernels() {
+        check_indices(cx, b, &idx, i_ty.dtype, &n, what);
+        let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype, what };
+        let r = rows.by_loop(cx, b, set)?;
+        let dims = cx.dims(x_var);
+        cx.define(out, r, dims);
+        return Ok(());
+    }
     if !scalar::has_scatter() {
         // The scatters check their indices as they wrap them (`positions`).
         check_indices(cx, b, &idx, i_ty.dtype, &n, what);
@@ -837,6 +846,37 @@ impl RowUpdate {
         let wrapped = r.remove(0);
         let positions = b.tensor_unflatten(&wrapped, TensorType::new(vec![None, Some(1)], ScalarType::I64), &[IndexArg::Dyn(m.clone()), IndexArg::Const(1)]);
         Ok((positions, m))
+    }
+
+    /// `x` with `y`'s rows added (`set`: written) in index order by one sequential
+    /// kernel (row_updates.rs); the indices are checked apart.
+    fn by_loop(&self, cx: &mut Context, b: &mut Block, set: bool) -> Result<Value, String> {
+        let (rank, x_ty, y_ty) = (self.rank(), &self.x_ty, &self.y_ty);
+        let mut row = b.constant_index(1);
+        for k in 1..rank {
+            let d = b.tensor_dim(&self.x, k);
+            row = b.arith(Arith::MulI, &row, &d);
+        }
+        // y as it is where it already is the region (the index's rows, then x's trailing
+        // dims) in x's dtype; else broadcast and converted first.
+        let whole = y_ty.ndim() == rank && (0..rank).all(|a| !y_ty.broadcastable(a)) && y_ty.dtype == x_ty.dtype;
+        let y = if whole {
+            self.y.clone()
+        } else {
+            let count = b.tensor_dim(&self.idx, 0);
+            let rest: Vec<Value> = (1..rank).filter(|&k| x_ty.shape[k].is_none()).map(|k| b.tensor_dim(&self.x, k)).collect();
+            let region = Region { count: &count, shape: &x_ty.shape[1..], sizes: &rest, element: self.x.tensor().element, dtype: x_ty.dtype };
+            scatter_updates(b, &self.y, y_ty, self.lead(), &region)?
+        };
+        let flat = |b: &mut Block, t: &Value| if t.tensor().rank() == 1 { t.clone() } else { b.tensor_flatten(t) };
+        let x = flat(b, &self.x);
+        let y = flat(b, &y);
+        let r = update_rows(cx, b, &x, &self.idx, &y, (&self.n, &row), self.index_dtype, x_ty.dtype, set);
+        if rank == 1 {
+            return Ok(if x.tensor().shape[0].is_some() { b.tensor_cast(&r, x.tensor().clone()) } else { r });
+        }
+        let sizes: Vec<IndexArg> = (0..rank).map(|k| IndexArg::Dyn(b.tensor_dim(&self.x, k))).collect();
+        Ok(b.tensor_unflatten(&r, self.x.tensor().clone(), &sizes))
     }
 
     /// `x` with `y`'s rows scattered onto it with an add.

@@ -124,11 +124,28 @@ impl Flat {
 }
 
 /// `into` (a kernel's result, not yet written) with its first `size` elements those of
-/// `data` (an input's).
-fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> Value {
-    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+/// `data` (an input's): [`LANES`] elements a step as straight-line code, which LLVM's SLP
+/// vectorizer makes vector loads and stores (an element a step stayed scalar), then the
+/// rest one by one.
+pub(super) fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> Value {
+    let (zero, one, lanes) = (g.constant_index(0), g.constant_index(1), g.constant_index(LANES));
+    let end = chunked_end(g, &zero, size);
     let r = g
-        .scf_for(&zero, size, &one, &[into], |h, at, t| {
+        .scf_for(&zero, &end, &lanes, &[into], |h, at, t| {
+            let places: Vec<Value> = (0..LANES).map(|lane| {
+                let offset = h.constant_index(lane);
+                h.arith(Arith::AddI, at, &offset)
+            }).collect();
+            let values: Vec<Value> = places.iter().map(|p| h.tensor_extract(data, std::slice::from_ref(p))).collect();
+            let mut t = t[0].clone();
+            for (v, p) in values.iter().zip(&places) {
+                t = h.tensor_insert(v, &t, std::slice::from_ref(p));
+            }
+            Ok::<_, String>(vec![t])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let r = g
+        .scf_for(&end, size, &one, &r, |h, at, t| {
             let v = h.tensor_extract(data, std::slice::from_ref(at));
             Ok::<_, String>(vec![h.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
         })
