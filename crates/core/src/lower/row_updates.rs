@@ -6,8 +6,10 @@
 //! The scatter route (subtensor.rs `add_by_scatter`, `last_by_scatter`) costs more passes
 //! over memory: the wrapped indices written out and read back, a private copy of x made
 //! by the runtime (the scatter updates x's buffer in place), and for a set, the position
-//! of each row's last index scattered first. 1e6 random indices into 1e6 float64 rows:
-//! see the commit that introduced this module for the numbers.
+//! of each row's last index scattered first. 1e6 random indices into 1e6 float64
+//! elements, median of 10 (iree-benchmark-module): 4.6-6.1 ms by the scatter, 3.4-4.5 ms
+//! here; through PyTensor (min of 30) 2.3-3.0 ms against NUMBA's 2.9-3.2 ms. Rows of 64
+//! (1e5 indices into 1e4 rows): 4.6 ms, NUMBA 8.5 ms.
 //!
 //! Out-of-bounds indices are skipped here and reported by `check_indices`' reduction (an
 //! IndexError after the call), so nothing is written out of bounds.
