@@ -362,6 +362,32 @@ def test_float_sums_over_leading_or_trailing_axes_as_contractions():
     assert "linalg.matvec" not in mlir
 
 
+def test_float_sums_along_the_last_axis_as_one_kernel_over_rows():
+    # On the CPU a float sum along the last axis alone is one sequential kernel over the
+    # rows (lower/row_sums.rs: sixteen partial sums, then eight, then one by one): row
+    # lengths on both sides of 8 and 16 and far beyond, rank 2 to 4, float32 rows summed in
+    # float64, a static shape, nan and infinities, no rows and empty rows.
+    x = pt.matrix("x")
+    t = pt.tensor4("t")
+    h = pt.tensor3("h", dtype="float32")
+    s = pt.tensor("s", shape=(3, 37), dtype="float64")
+    outputs = [x.sum(axis=1), x.sum(axis=-1) * 2.0, x.mean(axis=1), t.sum(axis=3), h.sum(axis=2),
+               pt.sum(h, axis=-1, acc_dtype="float64"), s.sum(axis=1)]
+    rng = np.random.default_rng(12)
+    cases = []
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 1000]:
+        v = rng.standard_normal((5, n))
+        if n > 3:
+            v[1, 2] = np.nan
+            v[2, 3] = np.inf
+            v[3, n - 1] = -np.inf
+        cases.append([v, rng.standard_normal((2, 3, 2, n)), rng.standard_normal((4, 3, n)).astype("float32"), rng.standard_normal((3, 37))])
+    cases.append([np.zeros((0, 5)), np.zeros((2, 0, 3, 4)), np.zeros((0, 3, 9), dtype="float32"), rng.standard_normal((3, 37))])
+    # The order of the additions differs from the C backend's sequential one.
+    f = run_both([x, t, h, s], outputs, cases, rtol=1e-12)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+
+
 def test_several_vector_sums_in_one_function():
     # Several whole-vector sums, each its own result, static lengths on either side of a
     # multiple of 16 and dynamic ones. A rewrite of the 1-D sum as a vecmat over rows of 16

@@ -34,6 +34,7 @@ mod scan;
 mod scan_lanes;
 mod sequential;
 mod row_updates;
+mod row_sums;
 mod batched_linalg;
 mod dense_kernels;
 mod ifelse;

@@ -6,6 +6,7 @@
 use super::scalar::{self, Scalar};
 use super::scalar_math::exp_log;
 use super::shapes::Dim;
+use super::row_sums::row_sums;
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{Node, Reduction, TensorType};
@@ -237,6 +238,29 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     Some(b.tensor_expand(&sum, &[(0..kept_axes.len()).collect()], tensor_type(acc), &sizes))
 }
 
+/// A float sum along the last axis alone, in float64, of a tensor of rank >= 2 as one
+/// sequential kernel over its rows (row_sums.rs; CPU targets); `None` where that does
+/// not apply.
+fn sum_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
+    let ndim = x.tensor().rank();
+    let float = matches!(x_dtype, DType::Float32 | DType::Float64);
+    if !scalar::has_sequential_kernels() || r != Reduction::Sum || !float || acc.dtype != DType::Float64 || ndim < 2 || axes != [ndim - 1] {
+        return None;
+    }
+    let mut rows = b.tensor_dim(x, 0);
+    for a in 1..ndim - 1 {
+        let d = b.tensor_dim(x, a);
+        rows = b.arith(Arith::MulI, &rows, &d);
+    }
+    let k = b.tensor_dim(x, ndim - 1);
+    let flat = b.tensor_flatten(x);
+    let sums = row_sums(cx, b, &flat, &rows, &k, ScalarType::F64);
+    let sizes: Vec<IndexArg> = (0..ndim - 1).map(|a| IndexArg::Dyn(b.tensor_dim(x, a))).collect();
+    let sums = if ndim == 2 { sums } else { b.tensor_unflatten(&sums, crate::mlir::TensorType::new(vec![None; ndim - 1], ScalarType::F64), &sizes) };
+    let ty = tensor_type(acc);
+    Some(if ty.shape.iter().any(Option::is_some) { b.tensor_cast(&sums, ty) } else { sums })
+}
+
 /// A tensor of `acc` filled with the identity of a fold of `x_dtype` elements, its dynamic
 /// dims `x`'s dims `source[p]`.
 fn filled_like(b: &mut Block, r: Reduction, x_dtype: DType, acc: &TensorType, x: &Value, source: &[usize]) -> Value {
@@ -302,9 +326,12 @@ pub fn careduce(
         cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message });
     }
     let acc_ty = TensorType { dtype: acc, shape: out_ty.shape.clone() };
-    let folded = match sum_as_contraction(b, r, &x, x_ty.dtype, &axes, &acc_ty) {
-        Some(sum) => sum,
-        None => fold(b, r, &x, x_ty.dtype, &axes, &acc_ty),
+    let folded = if let Some(sums) = sum_of_rows(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+        sums
+    } else if let Some(sum) = sum_as_contraction(b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+        sum
+    } else {
+        fold(b, r, &x, x_ty.dtype, &axes, &acc_ty)
     };
     let result = elemwise::cast(b, &folded, &acc_ty, out_ty.dtype)?;
     let in_dims = cx.dims(input);

@@ -32,7 +32,7 @@ use super::Context;
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
 
 /// Accumulators of an inner product: one per f64 lane of an AVX-512 register.
-const LANES: i64 = 8;
+pub(super) const LANES: i64 = 8;
 
 /// One dispatch of what `body` builds (see `Block::dispatch_workgroups`), giving a
 /// matrix of `rows` x `cols` elements of `element`; marks the lowering as having
