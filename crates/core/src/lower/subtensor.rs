@@ -732,7 +732,6 @@ pub fn advanced_inc_subtensor1(cx: &mut Context, b: &mut Block, node: &Node, set
     }
     let n = b.tensor_dim(&x, 0);
     if scalar::has_sequential_kernels() {
-        check_indices(cx, b, &idx, i_ty.dtype, &n, what);
         let rows = RowUpdate { x, y, idx, n, x_ty, y_ty, index_dtype: i_ty.dtype, what };
         let r = rows.by_loop(cx, b, set)?;
         let dims = cx.dims(x_var);
@@ -849,7 +848,7 @@ impl RowUpdate {
     }
 
     /// `x` with `y`'s rows added (`set`: written) in index order by one sequential
-    /// kernel (row_updates.rs); the indices are checked apart.
+    /// kernel (row_updates.rs), which also checks the indices.
     fn by_loop(&self, cx: &mut Context, b: &mut Block, set: bool) -> Result<Value, String> {
         let (rank, x_ty, y_ty) = (self.rank(), &self.x_ty, &self.y_ty);
         let mut row = b.constant_index(1);
@@ -871,7 +870,8 @@ impl RowUpdate {
         let flat = |b: &mut Block, t: &Value| if t.tensor().rank() == 1 { t.clone() } else { b.tensor_flatten(t) };
         let x = flat(b, &self.x);
         let y = flat(b, &y);
-        let r = update_rows(cx, b, &x, &self.idx, &y, (&self.n, &row), self.index_dtype, x_ty.dtype, set);
+        let (r, out_of_bounds) = update_rows(cx, b, &x, &self.idx, &y, (&self.n, &row), self.index_dtype, x_ty.dtype, set);
+        cx.add_check(out_of_bounds, RuntimeCheck { kind: ErrorKind::Index, message: format!("{}: index out of bounds for axis 0", self.what) });
         if rank == 1 {
             return Ok(if x.tensor().shape[0].is_some() { b.tensor_cast(&r, x.tensor().clone()) } else { r });
         }

@@ -749,6 +749,21 @@ impl Block {
     /// the scalar writes beside them: "write affecting operations on global resources
     /// are restricted to workgroup distributed contexts").
     pub fn dispatch_workgroups(&mut self, operands: &[Value], output: (TensorType, Vec<Value>), body: impl FnOnce(&mut Block, &[Value]) -> Value) -> Value {
+        self.dispatch(operands, output, false, |k, args| (body(k, args), None)).0
+    }
+
+    /// [`Block::dispatch_workgroups`] whose body also returns an `i1` (a failed check, say),
+    /// given back as a `tensor<i8>` (0 or 1) beside the output: a second result of the
+    /// dispatch, so no pass of its own is needed to compute it.
+    pub fn dispatch_workgroups_flagged(&mut self, operands: &[Value], output: (TensorType, Vec<Value>), body: impl FnOnce(&mut Block, &[Value]) -> (Value, Value)) -> (Value, Value) {
+        let (out, flag) = self.dispatch(operands, output, true, |k, args| {
+            let (v, f) = body(k, args);
+            (v, Some(f))
+        });
+        (out, flag.expect("a flagged dispatch has a flag"))
+    }
+
+    fn dispatch(&mut self, operands: &[Value], output: (TensorType, Vec<Value>), flagged: bool, body: impl FnOnce(&mut Block, &[Value]) -> (Value, Option<Value>)) -> (Value, Option<Value>) {
         let (out_ty, out_sizes) = output;
         assert_eq!(out_ty.shape.iter().filter(|d| d.is_none()).count(), out_sizes.len(), "a dispatch result needs one size per dynamic dim");
         // Every dynamic size goes in as an index operand too: the body loads and stores
@@ -786,6 +801,11 @@ impl Block {
             })
             .collect();
         declared.push(format!("{out_arg}: {}", dispatch_tensor("writeonly", &out_ty)));
+        let flag_ty = TensorType::new(vec![], ScalarType::I8);
+        let flag_arg = inner.fresh();
+        if flagged {
+            declared.push(format!("{flag_arg}: {}", dispatch_tensor("writeonly", &flag_ty)));
+        }
         let size_list = |t: &TensorType, sizes: &[Value]| {
             let mut dynamic = sizes.iter();
             t.shape.iter().map(|d| d.map_or_else(|| dynamic.next().expect("one size per dynamic dim").name.clone(), |n| n.to_string())).collect::<Vec<_>>().join(", ")
@@ -810,20 +830,34 @@ impl Block {
                 Type::Scalar(_) => loaded.push(args[k].clone()),
             }
         }
-        let result = body(&mut inner, &loaded);
+        let (result, flag) = body(&mut inner, &loaded);
         assert_eq!(result.tensor(), &out_ty, "a dispatch body returns its output's type");
+        assert_eq!(flag.is_some(), flagged, "a flagged dispatch's body returns a flag, another's none");
         let (range, dims) = access(&out_ty, &args[next_size..]);
         inner.line(&format!(
             "iree_tensor_ext.dispatch.tensor.store {}, {out_arg}, {range} : {out_ty} -> {}{dims}",
             result.name,
             dispatch_tensor("writeonly", &out_ty)
         ));
+        if let Some(flag) = &flag {
+            assert_eq!(flag.scalar(), ScalarType::I1, "a dispatch's flag is an i1");
+            let byte = inner.cast(Cast::ExtUI, flag, ScalarType::I8);
+            let empty = inner.tensor_empty(flag_ty.clone(), &[]);
+            let t = inner.tensor_insert(&byte, &empty, &[]);
+            inner.line(&format!(
+                "iree_tensor_ext.dispatch.tensor.store {}, {flag_arg}, offsets = [], sizes = [], strides = [] : {flag_ty} -> {}",
+                t.name,
+                dispatch_tensor("writeonly", &flag_ty)
+            ));
+        }
         inner.line("flow.return");
 
         let name = self.fresh();
         let result_dims = if out_sizes.is_empty() { String::new() } else { format!("{{{}}}", join_names(&out_sizes)) };
+        let result_types = if flagged { format!("({out_ty}{result_dims}, {flag_ty})") } else { format!("{out_ty}{result_dims}") };
+        let head = if flagged { format!("{name}:2") } else { name.clone() };
         self.line(&format!(
-            "{name} = flow.dispatch.workgroups({}) : ({}) -> {out_ty}{result_dims} =",
+            "{head} = flow.dispatch.workgroups({}) : ({}) -> {result_types} =",
             join_names(&outer),
             outer_types.join(", ")
         ));
@@ -834,7 +868,11 @@ impl Block {
         self.line(&format!("  {one} = arith.constant 1 : index"));
         self.line(&format!("  flow.return {one}, {one}, {one} : index, index, index"));
         self.line("}");
-        Value { name, ty: out_ty.into() }
+        if flagged {
+            (Value { name: format!("{name}#0"), ty: out_ty.into() }, Some(Value { name: format!("{name}#1"), ty: flag_ty.into() }))
+        } else {
+            (Value { name, ty: out_ty.into() }, None)
+        }
     }
 }
 
