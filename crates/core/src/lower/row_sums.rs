@@ -31,6 +31,8 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
         let (x, rows, k) = (&args[0], &args[1], &args[2]);
         let (zero, one) = (g.constant_index(0), g.constant_index(1));
         let out = g.tensor_empty(out_ty.clone(), std::slice::from_ref(rows));
+        // Where the steps of WIDE and then of LANES elements end (at most one of LANES
+        // follows the last of WIDE); the rest goes one by one.
         let ends: Vec<(i64, Value)> = [WIDE, LANES].iter().map(|&w| {
             let wv = g.constant_index(w);
             let chunks = g.arith(Arith::DivUI, k, &wv);
@@ -51,8 +53,7 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
                             for (lane, a) in accs.iter().take(*w as usize).enumerate() {
                                 let offset = body.constant_index(lane as i64);
                                 let p = body.arith(Arith::AddI, &at, &offset);
-                                let v = body.tensor_extract(x, &[p]);
-                                let v = if v.scalar() == acc { v } else { body.cast(Cast::ExtF, &v, acc) };
+                                let v = element(body, x, &p, acc);
                                 next[lane] = body.arith(Arith::AddF, a, &v);
                             }
                             Ok::<_, String>(next)
@@ -67,8 +68,7 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
                 let s = h
                     .scf_for(&from, k, &one, &[parts[0].clone()], |body, c, s| {
                         let p = body.arith(Arith::AddI, &base, c);
-                        let v = body.tensor_extract(x, &[p]);
-                        let v = if v.scalar() == acc { v } else { body.cast(Cast::ExtF, &v, acc) };
+                        let v = element(body, x, &p, acc);
                         Ok::<_, String>(vec![body.arith(Arith::AddF, &s[0], &v)])
                     })
                     .unwrap_or_else(|e| unreachable!("{e}"));
@@ -77,4 +77,10 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
             .unwrap_or_else(|e| unreachable!("{e}"));
         r[0].clone()
     })
+}
+
+/// Element `at` of the vector `x`, widened to `acc`.
+fn element(b: &mut Block, x: &Value, at: &Value, acc: ScalarType) -> Value {
+    let v = b.tensor_extract(x, std::slice::from_ref(at));
+    if v.scalar() == acc { v } else { b.cast(Cast::ExtF, &v, acc) }
 }
