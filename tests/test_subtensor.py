@@ -230,6 +230,9 @@ def test_row_updates_in_index_order_like_c():
 
     xs, ys, js = pt.tensor("xs", shape=(6,)), pt.dvector("ys"), pt.lvector("js")
     check([xs, ys, js], [pt.inc_subtensor(xs[js], ys)], [values((6,), "float64"), values((3,), "float64", 4), np.array([5, 5, -6])])
+    xt, xp, yt, yp = pt.tensor("xt", shape=(4, 3)), pt.tensor("xp", shape=(4, None)), pt.dmatrix("yt"), pt.tensor("yp", shape=(None, 2))
+    check([xt, xp, yt, yp, js], [pt.inc_subtensor(xt[js], yt), pt.set_subtensor(xt[js], yt), pt.inc_subtensor(xp[js], yp)],
+          [values((4, 3), "float64"), values((4, 2), "float64", 5), values((3, 3), "float64", 6), values((3, 2), "float64", 7), np.array([0, 3, -4])])
 
 
 def test_one_function_serves_several_shapes():
