@@ -495,22 +495,35 @@ mod tests {
     }
 
     fn lower_json(op: &str, props: &str, in_dtype: &str, out: &str) -> Result<crate::Lowered, crate::GraphError> {
+        lower_json_for(crate::ScalarTarget::CPU, op, props, in_dtype, out)
+    }
+
+    fn lower_json_for(target: crate::ScalarTarget, op: &str, props: &str, in_dtype: &str, out: &str) -> Result<crate::Lowered, crate::GraphError> {
         let json = format!(
             r#"{{"variables": [{{"type": {{"kind": "tensor", "dtype": "{in_dtype}", "shape": [null, 3]}}, "name": "x"}},
                 {{"type": {{"kind": "tensor", {out}}}, "name": null}}],
               "inputs": [0], "outputs": [1],
               "nodes": [{{"op": {{"type": "{op}", "props": {props}}}, "inputs": [0], "outputs": [1]}}]}}"#
         );
-        crate::compile_export(&json, crate::ScalarTarget::CPU)
+        crate::compile_export(&json, target)
     }
 
     #[test]
     fn sum_accumulates_in_acc_dtype_then_casts() {
+        // As a fold (targets without sequential kernels) and, on the CPU, as the row-sum
+        // kernel (row_sums.rs): both add in f64 and round the sums to f32 after.
         let props = r#"{"scalar_op": {"$op": {"type": "Add", "props": {}}}, "axis": [-1], "dtype": "float32", "acc_dtype": "float64"}"#;
-        let l = lower_json("Sum", props, "float32", r#""dtype": "float32", "shape": [null]"#).unwrap();
-        assert!(l.mlir.contains(r#"iterator_types = ["parallel", "reduction"]"#), "{}", l.mlir);
-        assert!(l.mlir.contains("arith.addf") && l.mlir.contains("arith.extf") && l.mlir.contains("arith.truncf"));
-        assert!(l.checks.is_empty());
+        let out = r#""dtype": "float32", "shape": [null]"#;
+        let gpu = crate::ScalarTarget { sequential_kernels: false, ..crate::ScalarTarget::CPU };
+        let fold = lower_json_for(gpu, "Sum", props, "float32", out).unwrap();
+        assert!(fold.mlir.contains(r#"iterator_types = ["parallel", "reduction"]"#), "{}", fold.mlir);
+        let kernel = lower_json("Sum", props, "float32", out).unwrap();
+        assert!(kernel.mlir.contains("flow.dispatch.workgroups"), "{}", kernel.mlir);
+        for l in [fold, kernel] {
+            assert!(l.mlir.contains("arith.addf") && l.mlir.contains("arith.extf") && l.mlir.contains("arith.truncf"), "{}", l.mlir);
+            assert!(l.mlir.contains(": f64"), "{}", l.mlir);
+            assert!(l.checks.is_empty());
+        }
     }
 
     #[test]
