@@ -62,7 +62,11 @@ fn map_large(len: usize, zeroed: bool) -> *mut u8 {
     };
     let reused = {
         let mut pool = pool();
-        let found = pool.idle.iter().position(|&(_, c)| c == capacity);
+        // The block freed last of that capacity: its pages are the likeliest still in the
+        // caches and the TLB. Taking the one freed first instead rotated calls through
+        // every idle block of the shape (a softmax that freed two 8 MB blocks made the
+        // next 8 MB scatter-add 1.4x slower, its result never warm).
+        let found = pool.idle.iter().rposition(|&(_, c)| c == capacity);
         found.map(|i| {
             pool.idle_bytes -= capacity;
             // `remove`, not `swap_remove`: the order is the order of freeing (see
@@ -348,6 +352,24 @@ mod tests {
             assert!(bytes[..ZEROED_PREFIX].iter().all(|&b| b == 0));
             assert!(bytes[ZEROED_PREFIX..].iter().all(|&b| b == 7), "contents are left as they were");
             free(q);
+        }
+    }
+
+    #[test]
+    fn of_several_idle_blocks_of_one_shape_the_one_freed_last_is_reused() {
+        let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+        let len = 7 * LARGE + 3;
+        let blocks: Vec<*mut u8> = (0..3).map(|_| allocate(len, false)).collect();
+        for &p in &blocks {
+            // SAFETY: from allocate, not used again.
+            unsafe { free(p) };
+        }
+        // A call pattern of one block at a time keeps landing on the same (warm) block.
+        for _ in 0..3 {
+            let q = allocate(len, false);
+            assert_eq!(q, blocks[2], "the block freed last is handed out");
+            // SAFETY: from allocate, not used again.
+            unsafe { free(q) };
         }
     }
 
