@@ -346,10 +346,7 @@ fn batch_step(
     let mut lens: Vec<IndexArg> = vec![IndexArg::Const(1); batch];
     for a in 0..core {
         shape.push(value.tensor().shape[a]);
-        lens.push(match value.tensor().shape[a] {
-            Some(s) => IndexArg::Const(s as i64),
-            None => IndexArg::Dyn(b.tensor_dim(&value, a)),
-        });
+        lens.push(b.dim_arg(&value, a));
     }
     let expanded = b.tensor_expand(&value, &batch_groups(batch, core), crate::mlir::TensorType::new(shape, value.tensor().element), &lens);
     let mut offsets: Vec<IndexArg> = index.into_iter().map(IndexArg::Dyn).collect();

@@ -255,10 +255,11 @@ fn sum_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype
     let k = b.tensor_dim(x, ndim - 1);
     let flat = b.tensor_flatten(x);
     let sums = row_sums(cx, b, &flat, &rows, &k, ScalarType::F64);
-    let sizes: Vec<IndexArg> = (0..ndim - 1).map(|a| IndexArg::Dyn(b.tensor_dim(x, a))).collect();
-    let sums = if ndim == 2 { sums } else { b.tensor_unflatten(&sums, crate::mlir::TensorType::new(vec![None; ndim - 1], ScalarType::F64), &sizes) };
+    let sizes: Vec<IndexArg> = (0..ndim - 1).map(|a| b.dim_arg(x, a)).collect();
+    let kept = crate::mlir::TensorType::new(x.tensor().shape[..ndim - 1].to_vec(), ScalarType::F64);
+    let sums = if ndim == 2 { sums } else { b.tensor_unflatten(&sums, kept, &sizes) };
     let ty = tensor_type(acc);
-    Some(if ty.shape.iter().any(Option::is_some) { b.tensor_cast(&sums, ty) } else { sums })
+    Some(if sums.tensor().shape != ty.shape { b.tensor_cast(&sums, ty) } else { sums })
 }
 
 /// A tensor of `acc` filled with the identity of a fold of `x_dtype` elements, its dynamic

@@ -430,10 +430,7 @@ fn row_at(b: &mut Block, t: &Value, r: &Value) -> Value {
     offsets.extend((1..ty.rank()).map(|_| IndexArg::Const(0)));
     let mut sizes = vec![IndexArg::Const(1)];
     for a in 1..ty.rank() {
-        sizes.push(match ty.shape[a] {
-            Some(s) => IndexArg::Const(s as i64),
-            None => IndexArg::Dyn(b.tensor_dim(t, a)),
-        });
+        sizes.push(b.dim_arg(t, a));
     }
     let slice = b.tensor_extract_slice(t, &offsets, &sizes);
     b.tensor_collapse(&slice, &row_groups(ty.rank() - 1))
@@ -509,10 +506,7 @@ fn without_steps_not_done(b: &mut Block, t: &Value, written: &Value, len: &Value
     let offsets = vec![IndexArg::Const(0); ty.rank()];
     let mut sizes = vec![IndexArg::Dyn(rows)];
     for a in 1..ty.rank() {
-        sizes.push(match ty.shape[a] {
-            Some(s) => IndexArg::Const(s as i64),
-            None => IndexArg::Dyn(b.tensor_dim(t, a)),
-        });
+        sizes.push(b.dim_arg(t, a));
     }
     b.tensor_extract_slice(t, &offsets, &sizes)
 }

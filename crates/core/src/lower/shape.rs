@@ -322,11 +322,7 @@ pub fn reshape(cx: &mut Context, b: &mut Block, node: &Node, name: &str) -> Resu
             dims[k] = Dim::Static(n);
         }
     }
-    // expand_shape wants a static source length exactly where every result dim is
-    // static (the size was checked equal before the call).
-    let length = out_ty.shape.iter().try_fold(1u64, |acc, d| d.map(|d| acc * d)).filter(|_| rank > 0);
-    let want = crate::mlir::TensorType::new(vec![length], src.tensor().element);
-    let src = if src.tensor().shape != want.shape { b.tensor_cast(&src, want) } else { src };
+    // (The size was checked equal before the call: tensor_unflatten may rely on it.)
     let r = if rank == 0 {
         // A 0-d result: the vector holds one element once the check has passed.
         let v = b.tensor_extract_slice(&src, &[IndexArg::Const(0)], &[IndexArg::Const(1)]);

@@ -875,20 +875,7 @@ impl RowUpdate {
         if rank == 1 {
             return Ok(if x.tensor().shape[0].is_some() { b.tensor_cast(&r, x.tensor().clone()) } else { r });
         }
-        let shape = self.x.tensor().shape.clone();
-        let sizes: Vec<IndexArg> = shape
-            .iter()
-            .enumerate()
-            .map(|(k, d)| match d {
-                Some(s) => IndexArg::Const(*s as i64),
-                None => IndexArg::Dyn(b.tensor_dim(&self.x, k)),
-            })
-            .collect();
-        // A static shape expands from a vector of static length only.
-        let r = match shape.iter().try_fold(1u64, |n, d| d.map(|d| n * d)) {
-            Some(size) => b.tensor_cast(&r, TensorType::new(vec![Some(size)], r.tensor().element)),
-            None => r,
-        };
+        let sizes: Vec<IndexArg> = (0..rank).map(|k| b.dim_arg(&self.x, k)).collect();
         Ok(b.tensor_unflatten(&r, self.x.tensor().clone(), &sizes))
     }
 

@@ -1000,12 +1000,7 @@ impl Block {
     pub fn tensor_insert_slice(&mut self, src: &Value, dest: &Value, offsets: &[IndexArg]) -> Value {
         let (s, d) = (src.tensor().clone(), dest.tensor());
         assert!(s.rank() == d.rank() && offsets.len() == d.rank(), "insert_slice of another rank");
-        let sizes: Vec<IndexArg> = (0..s.rank())
-            .map(|axis| match s.shape[axis] {
-                Some(n) => IndexArg::Const(n as i64),
-                None => IndexArg::Dyn(self.tensor_dim(src, axis)),
-            })
-            .collect();
+        let sizes: Vec<IndexArg> = (0..s.rank()).map(|axis| self.dim_arg(src, axis)).collect();
         let strides = vec!["1"; s.rank()].join(", ");
         self.def(
             dest.ty.clone(),
@@ -1069,7 +1064,20 @@ impl Block {
             assert_eq!(v.tensor().shape[0], Some(1), "unflatten to 0-d needs a vector of static length 1");
             return self.tensor_collapse(v, &[]);
         }
-        self.tensor_expand(v, &[(0..to.rank()).collect()], to, sizes)
+        // expand_shape wants a vector of static length exactly where every dim of the
+        // result is static ('incorrect number of dynamic sizes' otherwise); the caller
+        // guarantees the length, so a cast says it.
+        let length = to.shape.iter().try_fold(1u64, |n, d| d.map(|d| n * d));
+        let v = if v.tensor().shape[0] != length { self.tensor_cast(v, TensorType::new(vec![length], v.tensor().element)) } else { v.clone() };
+        self.tensor_expand(&v, &[(0..to.rank()).collect()], to, sizes)
+    }
+
+    /// `t`'s size along `axis` as an index argument: a constant where its type has it.
+    pub fn dim_arg(&mut self, t: &Value, axis: usize) -> IndexArg {
+        match t.tensor().shape[axis] {
+            Some(n) => IndexArg::Const(n as i64),
+            None => IndexArg::Dyn(self.tensor_dim(t, axis)),
+        }
     }
 }
 
