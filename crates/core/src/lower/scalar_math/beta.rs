@@ -310,12 +310,10 @@ fn fraction_goes_on(g: &mut F, state: &[Value]) -> Value {
     g.and(&go_on, &more)
 }
 
-/// One step of Lentz's method: two terms, the even m (q - m) z / ((p + 2m - 1)(p + 2m))
-/// and the odd -(p + m)(p + q + m) z / ((p + 2m)(p + 2m + 1)).
-fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
-    let (m, h, c, d) = (&state[0], &state[1], &state[2], &state[3]);
+/// The two terms of step m: the even m (q - m) z / ((p + 2m - 1)(p + 2m)) and the odd
+/// -(p + m)(p + q + m) z / ((p + 2m)(p + 2m + 1)).
+fn fraction_terms(g: &mut F, fr: &Fraction, m: &Value) -> [Value; 2] {
     let one = g.c(1.0);
-    let tiny = g.k(TINY);
     let m2 = g.add(m, m);
     let pm2 = g.add(&fr.p, &m2);
     let qm = g.sub(&fr.q, m);
@@ -323,9 +321,7 @@ fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
     let num = times_z(g, &num, &fr.z, &fr.z_lo);
     let pm2m1 = g.sub(&pm2, &one);
     let den = g.mul(&pm2m1, &pm2);
-    let aa = g.div(&num, &den);
-    let (c, d, step) = lentz_step(g, &aa, c, d, &tiny);
-    let h = g.mul(h, &step);
+    let even = g.div(&num, &den);
     let pm = g.add(&fr.p, m);
     let sm = g.add(&fr.s, m);
     let num = g.mul(&pm, &sm);
@@ -333,20 +329,78 @@ fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
     let num = g.neg(&num);
     let pm2p1 = g.add(&pm2, &one);
     let den = g.mul(&pm2, &pm2p1);
-    let aa = g.div(&num, &den);
-    let (c, d, step) = lentz_step(g, &aa, &c, &d, &tiny);
+    let odd = g.div(&num, &den);
+    [even, odd]
+}
+
+/// One step of Lentz's method: its two terms (`fraction_terms`).
+fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
+    let (m, h, c, d) = (&state[0], &state[1], &state[2], &state[3]);
+    let one = g.c(1.0);
+    let tiny = g.k(TINY);
+    let [even, odd] = fraction_terms(g, fr, m);
+    let (c, d, step) = lentz_step(g, &even, c, d, &tiny);
+    let h = g.mul(h, &step);
+    let (c, d, step) = lentz_step(g, &odd, &c, &d, &tiny);
     let h = g.mul(&h, &step);
     let m = g.add(m, &one);
     vec![m, h, c, d, step]
 }
 
-/// Lentz's method from `state` until it settles (an `scf.while`): the fraction h.
+/// The fraction h from Lentz's `state` to its end (an `scf.while`), by Wallis's
+/// recurrences for its numerator and denominator, X_n+1 = X_n + d X_n-1 (one fma each),
+/// `fraction_block` steps at a time, then h = A / B and both scaled by 1 / B (the one
+/// division of a block; it also keeps them in range). Lentz's method divides twice per
+/// term, one after the other: its loop was a chain of divisions, most of betaincinv's time.
+/// From Lentz's state (h = A_n / B_n, c = A_n / A_n-1, d = B_n-1 / B_n) with B_n = 1:
+/// A_n = h, A_n-1 = h / c, B_n-1 = d. It stops where a block changed h by less than the
+/// tolerance (relative), or past the step cap.
 fn fraction_loop(f: &mut F, fr: &Fraction, state: &[Value]) -> Value {
     let ty = f.ty;
+    let (m, h, c, d, step) = (&state[0], &state[1], &state[2], &state[3], &state[4]);
+    let one = f.c(1.0);
+    let a_prev = f.div(h, c);
+    // The carried change: |step - 1| before the first block (settled lanes skip the loop).
+    let change = f.sub(step, &one);
+    let change = f.abs(&change);
+    // Per block, the denominator and numerator grow at most by (1 + |d|)^(2 steps): two
+    // steps where f64 holds that for any d float32 arguments give, one in f32 code.
+    let steps = if f.f64() { 2 } else { 1 };
     let done = f.b.scf_while(
-        state,
-        |c, v| fraction_goes_on(&mut F { b: c, ty }, v),
-        |l, v| fraction_step(&mut F { b: l, ty }, fr, v),
+        &[m.clone(), h.clone(), a_prev, d.clone(), change],
+        |c, v| {
+            let mut g = F { b: c, ty };
+            let tol = g.k(TOLERANCE);
+            let go_on = g.cmp(CmpF::Oge, &v[4], &tol);
+            let max = g.c(MAX_STEPS);
+            let more = g.cmp(CmpF::Ole, &v[0], &max);
+            g.and(&go_on, &more)
+        },
+        |l, v| {
+            let g = &mut F { b: l, ty };
+            let one = g.c(1.0);
+            let tiny = g.k(TINY);
+            let (mut m, h_old) = (v[0].clone(), v[1].clone());
+            let (mut a, mut a_prev, mut b, mut b_prev) = (h_old.clone(), v[2].clone(), one.clone(), v[3].clone());
+            for _ in 0..steps {
+                for term in fraction_terms(g, fr, &m) {
+                    let a_next = g.fma(&term, &a_prev, &a);
+                    let b_next = g.fma(&term, &b_prev, &b);
+                    (a_prev, a, b_prev, b) = (a, a_next, b, b_next);
+                }
+                m = g.add(&m, &one);
+            }
+            let b = fix_tiny(g, &b, &tiny);
+            let scale = g.div(&one, &b);
+            let h = g.mul(&a, &scale);
+            let a_prev = g.mul(&a_prev, &scale);
+            let b_prev = g.mul(&b_prev, &scale);
+            let diff = g.sub(&h, &h_old);
+            let diff = g.abs(&diff);
+            let size = g.abs(&h);
+            let change = g.div(&diff, &size);
+            vec![m, h, a_prev, b_prev, change]
+        },
     );
     done[1].clone()
 }
