@@ -12,8 +12,8 @@
 //!
 //! - I_x(a, b) = x^a (1-x)^b / (a B(a, b)) * 1 / (1 + d1 / (1 + d2 / (1 + ...))) with
 //!   d(2m+1) = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)), d(2m) = m(b-m) x / ((a+2m-1)(a+2m)),
-//!   evaluated by Lentz's method in an `scf.while` until a step changes it by less than
-//!   an ulp. It converges quickly for x < (a+1)/(a+b+2); beyond, the symmetry
+//!   evaluated by Lentz's method for stage one's steps, then by Wallis's recurrences in an
+//!   `scf.while` (`fraction_loop`) until a block of steps changes it by less than an ulp. It converges quickly for x < (a+1)/(a+b+2); beyond, the symmetry
 //!   I_x(a, b) = 1 - I_(1-x)(b, a) swaps the arguments.
 //! - The power term z^p w^q / B(p, q) (z the continued fraction's variable, w = 1 - z) is
 //!   where accuracy is lost to cancellation for large p, q (lgamma(p + q) - lgamma(p) -
