@@ -13,7 +13,8 @@
 //! - I_x(a, b) = x^a (1-x)^b / (a B(a, b)) * 1 / (1 + d1 / (1 + d2 / (1 + ...))) with
 //!   d(2m+1) = -(a+m)(a+b+m) x / ((a+2m)(a+2m+1)), d(2m) = m(b-m) x / ((a+2m-1)(a+2m)),
 //!   evaluated by Lentz's method for stage one's steps, then by Wallis's recurrences in an
-//!   `scf.while` (`fraction_loop`) until a block of steps changes it by less than an ulp. It converges quickly for x < (a+1)/(a+b+2); beyond, the symmetry
+//!   `scf.while` (`fraction_loop`) until a block of steps changes it by less than an ulp.
+//!   It converges quickly for x < (a+1)/(a+b+2); beyond, the symmetry
 //!   I_x(a, b) = 1 - I_(1-x)(b, a) swaps the arguments.
 //! - The power term z^p w^q / B(p, q) (z the continued fraction's variable, w = 1 - z) is
 //!   where accuracy is lost to cancellation for large p, q (lgamma(p + q) - lgamma(p) -
@@ -349,9 +350,10 @@ fn fraction_step(g: &mut F, fr: &Fraction, state: &[Value]) -> Vec<Value> {
 
 /// The fraction h from Lentz's `state` to its end (an `scf.while`), by Wallis's
 /// recurrences for its numerator and denominator, X_n+1 = X_n + d X_n-1 (one fma each),
-/// `fraction_block` steps at a time, then h = A / B and both scaled by 1 / B (the one
-/// division of a block; it also keeps them in range). Lentz's method divides twice per
-/// term, one after the other: its loop was a chain of divisions, most of betaincinv's time.
+/// two steps (four terms) at a time in f64 code and one in f32 code, then h = A / B and
+/// both scaled by 1 / B (the one division of a block; it also keeps them in range).
+/// Lentz's method divides twice per term, one after the other: its loop was a chain of
+/// divisions (betainc 17.1 -> 15.5 ms on 1e5 float64 with this).
 /// From Lentz's state (h = A_n / B_n, c = A_n / A_n-1, d = B_n-1 / B_n) with B_n = 1:
 /// A_n = h, A_n-1 = h / c, B_n-1 = d. It stops where a block changed h by less than the
 /// tolerance (relative), or past the step cap.
@@ -363,8 +365,9 @@ fn fraction_loop(f: &mut F, fr: &Fraction, state: &[Value]) -> Value {
     // The carried change: |step - 1| before the first block (settled lanes skip the loop).
     let change = f.sub(step, &one);
     let change = f.abs(&change);
-    // Per block, the denominator and numerator grow at most by (1 + |d|)^(2 steps): two
-    // steps where f64 holds that for any d float32 arguments give, one in f32 code.
+    // A and B grow by at most 1 + |d| a term, and below the swap point (z < (p + 1) /
+    // (p + q + 2)) the terms are about 1 in size or less: a block moves them by a few
+    // powers of two. One step in f32 code, which has less range to spare.
     let steps = if f.f64() { 2 } else { 1 };
     let done = f.b.scf_while(
         &[m.clone(), h.clone(), a_prev, d.clone(), change],
