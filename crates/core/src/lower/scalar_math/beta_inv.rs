@@ -2,8 +2,9 @@
 //! x with I_x(a, b) = y. PyTensor's Op has no C code: it runs scipy's `betaincinv`, whose
 //! special values are the model.
 //!
-//! - Which equation: I_x(a, b) = y directly, unless y > 1/2 and the root is past 1/2
-//!   (y > I_(1/2)(a, b)) or y > 0.9; there I_z(b, a) = 1 - y (exact) for z = 1 - x, so
+//! - Which equation: I_x(a, b) = y directly, unless y > 1/2 (for a float32 result y >
+//!   1e-4: `FLOAT32_ABSOLUTE_FROM`) and the root is past 1/2 (y > I_(1/2)(a, b)) or
+//!   y > 0.9; there I_z(b, a) = 1 - y (exact) for z = 1 - x, so
 //!   the target is the smaller tail (I near 1 is accurate only absolutely: with a small
 //!   density at the root the direct equation lost up to 1e13 ulps). Reflecting a root
 //!   below 1/2 costs its relative accuracy in 1 - z (ulp(z) / x), so it is done only
@@ -16,11 +17,15 @@
 //!   approximation mapped through p / (p + q e^(2w)) (Abramowitz and Stegun 26.5.22, the
 //!   normal quantile from our erfcinv); below, the leading terms x^p / (p B) and
 //!   (1-x)^q / (q B) of the two tails, with B approximated so that they add up to one.
-//!   Computed in a kernel of its own as vector code, for both equations (`Stage`).
+//!   Computed for both equations, as vector code.
 //! - Newton on log I in log x (I is like x^p near 0: the step is multiplicative, x e^-s,
 //!   s = log(I / y) I / (x I'), x I' = x^p (1-x)^q / B / (1 - x) from beta.rs's power
 //!   term), with Halley's correction (the second derivative is the density's, no extra
 //!   cost), bracketed in (0, 1) (newton.rs, shared with the incomplete gamma inverses).
+//! - In two kernels (`Stage`, elemwise.rs), as gammaincinv: the starts and the first
+//!   Newton steps as vector code, over betainc's straight-line form (its power term and
+//!   a fixed count of fraction steps: beta.rs's `betainc_straight`), which settles most
+//!   lanes; then a loop (scalar code) for the rest, over betainc's loops.
 //! - A root below the smallest subnormal (the lower tail's leading term, exact there up
 //!   to a factor 1 + O(x), underflows) is 0.
 //!
@@ -30,13 +35,13 @@
 //! 0 at y = 0 and 1 at y = 1; for y inside, 1 where only a is infinite, 0 where only b
 //! is, nan where both are.
 
-use super::beta::{betainc_core, branch};
+use super::beta::{betainc_core, betainc_straight, branch};
 use super::erf::erfcinv;
 use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
-use super::newton::{bracketed_newton, halley, Step};
+use super::newton::{halley, newton_loop, unrolled_where, State, Step};
 use super::{run_stages, Stage, F};
-use crate::mlir::{Arith, Block, CmpF, Value};
+use crate::mlir::{Arith, Block, CmpF, ScalarType, Value};
 
 /// The most Newton steps (each a betainc).
 const STEPS: f64 = 40.0;
@@ -145,16 +150,14 @@ fn root_underflows(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
     f.cmp(CmpF::Oeq, &x, &zero)
 }
 
-/// x with I_x(p, q) = y for p, q > 0 finite, 0 < y < 1 (see the module comment), from
-/// `start`'s x0.
-fn solve(f: &mut F, p: &Value, q: &Value, y: &Value, x0: &Value) -> Value {
-    let zero = f.c(0.0);
+/// Whether the root of I_x(p, q) = y (p, q > 0 finite, 0 < y < 1) may be below the smallest
+/// subnormal: a cheap test (no lgamma) that `root_underflows` then settles.
+fn may_underflow(f: &mut F, p: &Value, q: &Value, y: &Value) -> Value {
     let one = f.c(1.0);
-    // The lgammas of `root_underflows` only where it can hold. A lower bound of
-    // log(p B(p, q)) = lgamma(p + 1) + lgamma(q) - lgamma(p + q): lgamma >= -0.1215 on the
-    // positives, and lgamma(s) <= -log s below 1 (gamma(s + 1) <= 1), <= (s - 1/2) log s -
-    // s + 1.01 from 1 on (Stirling's bound, sqrt(2 pi) e^(1/12) < e^1.01). Where
-    // log y + that bound >= -744 p, x = (y p B)^(1/p) >= e^-744 > 0.
+    // A lower bound of log(p B(p, q)) = lgamma(p + 1) + lgamma(q) - lgamma(p + q): lgamma >=
+    // -0.1215 on the positives, and lgamma(s) <= -log s below 1 (gamma(s + 1) <= 1), <= (s -
+    // 1/2) log s - s + 1.01 from 1 on (Stirling's bound, sqrt(2 pi) e^(1/12) < e^1.01).
+    // Where log y + that bound >= -744 p, x = (y p B)^(1/p) >= e^-744 > 0.
     let s = f.add(p, q);
     let log_s = f.log(&s);
     let below_one = f.cmp(CmpF::Olt, &s, &one);
@@ -172,51 +175,39 @@ fn solve(f: &mut F, p: &Value, q: &Value, y: &Value, x0: &Value) -> Value {
     let lhs = f.add(&log_y, &lower);
     let limit = f.c(-744.0);
     let rhs = f.mul(&limit, p);
-    let may_underflow = f.cmp(CmpF::Olt, &lhs, &rhs);
-    let (up, uq, uy) = (p.clone(), q.clone(), y.clone());
-    let underflow = branch(
-        f,
-        &may_underflow,
-        |g| {
-            let u = root_underflows(g, &up, &uq, &uy);
-            let one = g.c(1.0);
-            let zero = g.c(0.0);
-            g.sel(&u, &one, &zero)
-        },
-        |g| g.c(0.0),
-    );
-    let underflow = f.cmp(CmpF::Ogt, &underflow, &half);
-    let x0 = f.sel(&underflow, &zero, &x0);
-    let (p, q, y) = (p.clone(), q.clone(), y.clone());
-    bracketed_newton(f, &x0, &underflow, &zero, &one, STEPS, &|g, x| {
-        let zero = g.c(0.0);
-        let one = g.c(1.0);
-        let (i, pre) = betainc_core(g, &p, &q, x);
-        let err = g.sub(&i, &y);
-        let past = g.cmp(CmpF::Ogt, &err, &zero);
-        // s = log(I / y) I (1 - x) / pre; x e^-s.
-        let rel = g.div(&err, &y);
-        let log_ratio = log1p(g.b, &rel);
-        let xc = g.sub(&one, x);
-        let ratio = g.mul(&i, &xc);
-        let ratio = g.div(&ratio, &pre);
-        let s = g.mul(&log_ratio, &ratio);
-        // Halley's correction (newton.rs): k = (p - (q - 1) x / (1 - x)) I / (x I') - 1, from
-        // d log(x I') / d log x = p - (q - 1) x / (1 - x).
-        let qm1 = g.sub(&q, &one);
-        let odds = g.div(x, &xc);
-        let k = g.mul(&qm1, &odds);
-        let k = g.sub(&p, &k);
-        let k = g.mul(&k, &ratio);
-        let k = g.sub(&k, &one);
-        let s = halley(g, &s, &log_ratio, &k);
-        let minus_s = g.neg(&s);
-        let factor = g.exp(&minus_s);
-        let next = g.mul(x, &factor);
-        let exact = g.cmp(CmpF::Oeq, &err, &zero);
-        let scale = g.b.arith(Arith::MinimumF, x, &xc);
-        Step { past, next, exact, scale }
-    })
+    f.cmp(CmpF::Olt, &lhs, &rhs)
+}
+
+/// Newton's step for I_x(p, q) = y at x from I = I_x(p, q) and its power term `pre`
+/// (beta.rs: x^p (1-x)^q / B(p, q)).
+#[allow(clippy::too_many_arguments)]
+fn newton_step(g: &mut F, p: &Value, q: &Value, y: &Value, x: &Value, i: &Value, pre: &Value) -> Step {
+    let zero = g.c(0.0);
+    let one = g.c(1.0);
+    let err = g.sub(i, y);
+    let past = g.cmp(CmpF::Ogt, &err, &zero);
+    // s = log(I / y) I (1 - x) / pre; x e^-s.
+    let rel = g.div(&err, y);
+    let log_ratio = log1p(g.b, &rel);
+    let xc = g.sub(&one, x);
+    let ratio = g.mul(i, &xc);
+    let ratio = g.div(&ratio, pre);
+    let s = g.mul(&log_ratio, &ratio);
+    // Halley's correction (newton.rs): k = (p - (q - 1) x / (1 - x)) I / (x I') - 1, from
+    // d log(x I') / d log x = p - (q - 1) x / (1 - x).
+    let qm1 = g.sub(q, &one);
+    let odds = g.div(x, &xc);
+    let k = g.mul(&qm1, &odds);
+    let k = g.sub(p, &k);
+    let k = g.mul(&k, &ratio);
+    let k = g.sub(&k, &one);
+    let s = halley(g, &s, &log_ratio, &k);
+    let minus_s = g.neg(&s);
+    let factor = g.exp(&minus_s);
+    let next = g.mul(x, &factor);
+    let exact = g.cmp(CmpF::Oeq, &err, &zero);
+    let scale = g.b.arith(Arith::MinimumF, x, &xc);
+    Step { past, next, exact, scale }
 }
 
 /// The arguments on safe stand-ins (a = b = 1, y = 1/2) where they are special:
@@ -234,19 +225,137 @@ fn setup(f: &mut F, a: &Value, b: &Value, y: &Value) -> (Value, Value, Value, Va
     (sa, sb, sy, regular)
 }
 
-/// Stage one (vector code): the starting points of both equations, I_x(a, b) = y and the
-/// reflected I_z(b, a) = 1 - y (which one is solved needs I_(1/2)(a, b), a loop: stage
-/// two decides). About 30% of betaincinv's time where it ran as scalar code.
-fn starts(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
-    let mut f = F::new(blk, &args[2]);
-    let f = &mut f;
-    let (sa, sb, sy, _) = setup(f, &args[0], &args[1], &args[2]);
+/// Newton steps taken as vector code in stage one, for a float32 result: from the starts
+/// most lanes settle in three (two Halley steps and one that confirms), as gammaincinv's.
+const VECTOR_STEPS: usize = 3;
+/// For a float64 result: one, which leaves the root to about 1e-6 for the loop's steps
+/// over betainc's loops to finish (see `first_steps`). After two, many lanes were within
+/// the straight-line betainc's noise of the root, and the loop's bracket, with that x for
+/// an end, held some roots there (60 ULP at test_betainc's (0.0945, 17.9, 0.391), whose
+/// root has condition 10.6 and betainc is within 3 ulps about it).
+const VECTOR_STEPS_F64: usize = 1;
+/// Steps of the continued fraction in stage one's straight-line betainc: lanes that need
+/// more go on in stage two's loop.
+const FRACTION_STEPS: usize = 30;
+
+/// Which equation (see the module comment): I_z(b, a) = 1 - y for z = 1 - x where `upper`
+/// holds, I_x(a, b) = y elsewhere; `i_half` is I_(1/2)(a, b) (only read where
+/// `half_decides`). (p, q, the target, upper).
+fn equation(f: &mut F, a: &Value, b: &Value, y: &Value, i_half: &Value) -> (Value, Value, Value, Value) {
     let one = f.c(1.0);
-    let yc = f.sub(&one, &sy);
-    vec![start(f, &sa, &sb, &sy), start(f, &sb, &sa, &yc)]
+    let past_root = f.cmp(CmpF::Ogt, y, i_half);
+    let near_one = f.c(NEAR_ONE);
+    let near_one = f.cmp(CmpF::Ogt, y, &near_one);
+    let past_root = f.or(&past_root, &near_one);
+    let from = f.c(reflect_from(f));
+    let past_half = f.cmp(CmpF::Ogt, y, &from);
+    let upper = f.and(&past_root, &past_half);
+    let p = f.sel(&upper, b, a);
+    let q = f.sel(&upper, a, b);
+    let yc = f.sub(&one, y);
+    let t = f.sel(&upper, &yc, y);
+    (p, q, t, upper)
 }
 
-/// Stage two (scalar code): the equation, its root from stage one's start, and the
+/// For a float32 result (f64 code) a target t from here on is met to 2^-53 / t < 1e-12
+/// relative by an I accurate only absolutely. So betainc's power series may give way to
+/// the swapped fraction (its 1 - I_(1-x)(b, a)): the series took thousands of terms near
+/// x = 1 (small b), 4.4 us an element on a fifth of the points with a, b < 10. And a root
+/// past 1/2 is found from the reflected equation I_z(b, a) = 1 - y for y below 1/2 too:
+/// Newton's steps in log x crept to a root near 1 (with b < 0.1 <= 1 <= a, half the
+/// points were not settled after stage one's steps).
+const FLOAT32_ABSOLUTE_FROM: f64 = 1e-4;
+
+/// The lanes where betainc's power series may serve the Newton steps: all for a float64
+/// result; for a float32 one where the target `t` is below `FLOAT32_ABSOLUTE_FROM`.
+fn series_ok(f: &mut F, t: &Value) -> Value {
+    if f.for_float32() {
+        let below = f.c(FLOAT32_ABSOLUTE_FROM);
+        f.cmp(CmpF::Olt, t, &below)
+    } else {
+        f.b.constant_int(1, ScalarType::I1)
+    }
+}
+
+/// Past this y a root past 1/2 is found from the reflected equation (see the module
+/// comment): 1/2, where 1 - y is exact, or for a float32 result `FLOAT32_ABSOLUTE_FROM`.
+fn reflect_from(f: &F) -> f64 {
+    if f.for_float32() {
+        FLOAT32_ABSOLUTE_FROM
+    } else {
+        0.5
+    }
+}
+
+/// Whether I_(1/2)(a, b) decides the equation: `reflect_from` < y <= 0.9.
+fn half_decides(f: &mut F, y: &Value) -> Value {
+    let from = f.c(reflect_from(f));
+    let above_half = f.cmp(CmpF::Ogt, y, &from);
+    let near_one = f.c(NEAR_ONE);
+    let not_near_one = f.cmp(CmpF::Ole, y, &near_one);
+    f.and(&above_half, &not_near_one)
+}
+
+/// Stage one (vector code): the starting points of both equations, the equation where
+/// I_(1/2)(a, b) settles in straight-line code, and its first `VECTOR_STEPS` Newton steps
+/// over a straight-line betainc (`betainc_straight`), which settle most lanes. Yields the
+/// iteration's state, then upper, undecided (1 or 0) and both starts: lanes whose
+/// I_(1/2) did not settle (undecided) and those whose root may underflow take no step
+/// here. (float32, 5e4 points with y uniform, a and b log-uniform in [0.01, 1000]: 67 ms
+/// with every step scalar code, 28 ms so; float64: 87 -> 78 ms.)
+fn first_steps(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
+    let mut f = F::new(blk, &args[2]);
+    let f = &mut f;
+    let (sa, sb, sy, regular) = setup(f, &args[0], &args[1], &args[2]);
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let yc = f.sub(&one, &sy);
+    let x_low = start(f, &sa, &sb, &sy);
+    let x_up = start(f, &sb, &sa, &yc);
+    let decides = half_decides(f, &sy);
+    // Compared with y in (1/2, 0.9], I_(1/2) needs only absolute accuracy: the swapped
+    // fraction serves it, never the series (which at x = 1/2 has 50 terms).
+    let no_series = f.b.constant_int(0, ScalarType::I1);
+    let (i_half, _, half_settled) = betainc_straight(f, &sa, &sb, &half, FRACTION_STEPS, Some(&no_series));
+    let half_unsettled = f.not(&half_settled);
+    let undecided = f.and(&decides, &half_unsettled);
+    let (p, q, t, upper) = equation(f, &sa, &sb, &sy, &i_half);
+    let x0 = f.sel(&upper, &x_up, &x_low);
+    let may = may_underflow(f, &p, &q, &t);
+    let series_ok = series_ok(f, &t);
+    let waits = f.or(&undecided, &may);
+    let not_waiting = f.not(&waits);
+    let eligible = f.and(&not_waiting, &regular);
+    let never = f.b.constant_int(0, ScalarType::I1);
+    let state = State::new(f, &x0, &never, &zero, &one);
+    let count = if f.for_float32() { VECTOR_STEPS } else { VECTOR_STEPS_F64 };
+    let state = unrolled_where(f, state, count, STEPS, &|g, x| {
+        let (i, pre, settled) = betainc_straight(g, &p, &q, x, FRACTION_STEPS, Some(&series_ok));
+        let step = newton_step(g, &p, &q, &t, x, &i, &pre);
+        (step, Some(g.and(&settled, &eligible)))
+    });
+    // Only a float32 result's lanes end here. A float64 root is found by the loop's steps
+    // over betainc's loops: the straight-line fraction's h is settled to 16 ulps, not 1,
+    // and where stage one took the last steps as well, or set the bracket's ends by signs
+    // of I - y within that noise of the root (holding the loop's steps there), the roots'
+    // residuals doubled (median 1.2e-15 against 6e-16 relative, on the sixth of
+    // accuracy_cases' float64 points where the roots differed). So the loop starts anew:
+    // from stage one's x, in (0, 1), with no last step.
+    let mut values = state.values();
+    if !f.for_float32() {
+        values[4] = one.clone();
+    }
+    values[2] = zero.clone();
+    values[3] = one.clone();
+    let upper = f.sel(&upper, &one, &zero);
+    let undecided = f.sel(&undecided, &one, &zero);
+    values.extend([upper, undecided, x_low, x_up]);
+    values
+}
+
+/// Stage two (scalar code): the lanes stage one left unsettled (the equation decided by
+/// betainc's loop where stage one could not, the underflowing roots), to the root, and the
 /// special values.
 fn roots(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
     let (a, b, y) = (&args[0], &args[1], &args[2]);
@@ -264,28 +373,54 @@ fn roots(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
     let y_high = f.cmp(CmpF::Ole, y, &one);
     let valid = f.all(&[&a_pos, &b_pos, &y_low, &y_high]);
     let (sa, sb, sy, _) = setup(f, a, b, y);
-    // Reflect where y > 1/2 and the root is past 1/2, or y > 0.9: near 1, I is accurate
-    // only absolutely, and a root with a small density there would be lost to it.
-    // I_(1/2)(a, b) only decides for 1/2 < y <= 0.9: elsewhere the branch skips it (the
-    // kernel is scalar code, its loops are not vectorized) and 2 stands in.
-    let above_half = f.cmp(CmpF::Ogt, &sy, &half);
-    let near_one_c = f.c(NEAR_ONE);
-    let not_near_one = f.cmp(CmpF::Ole, &sy, &near_one_c);
-    let decides = f.and(&above_half, &not_near_one);
+    let (x_low, x_up) = (&carried[7], &carried[8]);
+    // The undecided lanes' I_(1/2) (elsewhere the branch skips it: the kernel is scalar
+    // code, its loops are not vectorized); 2 stands in for "not past".
+    let undecided = f.cmp(CmpF::Ogt, &carried[6], &half);
     let (ha, hb, hh) = (sa.clone(), sb.clone(), half.clone());
-    let i_half = branch(f, &decides, |g| betainc_core(g, &ha, &hb, &hh).0, |g| g.c(2.0));
-    let past_root = f.cmp(CmpF::Ogt, &sy, &i_half);
-    let near_one = f.c(NEAR_ONE);
-    let near_one = f.cmp(CmpF::Ogt, &sy, &near_one);
-    let past_root = f.or(&past_root, &near_one);
-    let past_half = f.cmp(CmpF::Ogt, &sy, &half);
-    let upper = f.and(&past_root, &past_half);
+    let i_half = branch(
+        f,
+        &undecided,
+        |g| {
+            let no_series = g.b.constant_int(0, ScalarType::I1);
+            betainc_core(g, &ha, &hb, &hh, Some(&no_series)).0
+        },
+        |g| g.c(2.0),
+    );
+    let (_, _, _, upper_late) = equation(f, &sa, &sb, &sy, &i_half);
+    let upper_early = f.cmp(CmpF::Ogt, &carried[5], &half);
+    let upper = f.sel(&undecided, &upper_late, &upper_early);
     let p = f.sel(&upper, &sb, &sa);
     let q = f.sel(&upper, &sa, &sb);
     let yc = f.sub(&one, &sy);
     let t = f.sel(&upper, &yc, &sy);
-    let x0 = f.sel(&upper, &carried[1], &carried[0]);
-    let z = solve(f, &p, &q, &t, &x0);
+    let late_start = f.sel(&upper, x_up, x_low);
+    let x0 = f.sel(&undecided, &late_start, &carried[1]);
+    let series_ok = series_ok(f, &t);
+    // A root below the smallest subnormal is 0 (stage one stepped none of these lanes).
+    let may = may_underflow(f, &p, &q, &t);
+    let (up, uq, ut) = (p.clone(), q.clone(), t.clone());
+    let underflow = branch(
+        f,
+        &may,
+        |g| {
+            let u = root_underflows(g, &up, &uq, &ut);
+            let one = g.c(1.0);
+            let zero = g.c(0.0);
+            g.sel(&u, &one, &zero)
+        },
+        |g| g.c(0.0),
+    );
+    let underflow = f.cmp(CmpF::Ogt, &underflow, &half);
+    let x0 = f.sel(&underflow, &zero, &x0);
+    let size = f.sel(&underflow, &zero, &carried[4]);
+    let state = State([carried[0].clone(), x0, carried[2].clone(), carried[3].clone(), size]);
+    let z = newton_loop(f, state, STEPS, &|g, x| {
+        let (i, pre) = betainc_core(g, &p, &q, x, Some(&series_ok));
+        newton_step(g, &p, &q, &t, x, &i, &pre)
+    })
+    .x()
+    .clone();
     let zc = f.sub(&one, &z);
     let r = f.sel(&upper, &zc, &z);
     // Infinite parameters (y inside): all the mass at 1 (a) or at 0 (b); both: nan.
@@ -303,7 +438,7 @@ fn roots(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
 }
 
 /// betaincinv(a, b, y) in two stages (see `Stage`).
-pub const BETAINCINV: [Stage; 2] = [Stage { yields: 2, run: starts }, Stage { yields: 1, run: roots }];
+pub const BETAINCINV: [Stage; 2] = [Stage { yields: 9, run: first_steps }, Stage { yields: 1, run: roots }];
 
 pub fn betaincinv(blk: &mut Block, a: &Value, b: &Value, y: &Value) -> Value {
     run_stages(blk, &BETAINCINV, &[a.clone(), b.clone(), y.clone()])

@@ -89,10 +89,29 @@ fn going(g: &mut F, v: &[Value], steps: f64) -> Value {
 /// loop, so IREE vectorizes a kernel of it (and of a `step` with no loop or branch). The
 /// lanes it leaves going are `newton_loop`'s.
 pub(super) fn unrolled(f: &mut F, state: State, count: usize, steps: f64, step: &dyn Fn(&mut F, &Value) -> Step) -> State {
+    unrolled_where(f, state, count, steps, &|g, x| (step(g, x), None))
+}
+
+/// As `unrolled`, for a `step` whose straight-line forward function may not have settled
+/// on some lanes (its second value, where given: false there). Those lanes keep their
+/// state, so they take no more steps here (the next would see the same x) and go on in
+/// the loop.
+pub(super) fn unrolled_where(
+    f: &mut F,
+    state: State,
+    count: usize,
+    steps: f64,
+    step: &dyn Fn(&mut F, &Value) -> (Step, Option<Value>),
+) -> State {
     let mut v = state.values();
     for _ in 0..count {
         let go = going(f, &v, steps);
-        let next = advance(f, &v, step);
+        let (s, valid) = step(f, &v[1]);
+        let go = match valid {
+            Some(valid) => f.and(&go, &valid),
+            None => go,
+        };
+        let next = advance(f, &v, s);
         v = v.iter().zip(&next).map(|(old, new)| f.sel(&go, new, old)).collect();
     }
     State::from_values(&v)
@@ -109,34 +128,20 @@ pub(super) fn newton_loop(f: &mut F, state: State, steps: f64, step: &dyn Fn(&mu
         },
         |l, v| {
             let mut g = F { b: l, ty };
-            advance(&mut g, v, step)
+            let s = step(&mut g, &v[1]);
+            advance(&mut g, v, s)
         },
     );
     State::from_values(&done)
 }
 
-/// The root from `x0` within [lo, hi], at most `steps` evaluations of `step`; lanes with
-/// `start_done` true keep x0.
-pub(super) fn bracketed_newton(
-    f: &mut F,
-    x0: &Value,
-    start_done: &Value,
-    lo: &Value,
-    hi: &Value,
-    steps: f64,
-    step: &dyn Fn(&mut F, &Value) -> Step,
-) -> Value {
-    let state = State::new(f, x0, start_done, lo, hi);
-    newton_loop(f, state, steps, step).x().clone()
-}
-
-/// One step from the state `v`: the function at x, the bracket narrowed, Newton's point
-/// (or the bracket's, see the module comment), and the step's size.
-fn advance(g: &mut F, v: &[Value], step: &dyn Fn(&mut F, &Value) -> Step) -> Vec<Value> {
+/// One step from the state `v` with `step`, the function's values at x: the bracket
+/// narrowed, Newton's point (or the bracket's, see the module comment), and the step's size.
+fn advance(g: &mut F, v: &[Value], step: Step) -> Vec<Value> {
     let (n, x, lo, hi) = (&v[0], &v[1], &v[2], &v[3]);
     let zero = g.c(0.0);
     let one = g.c(1.0);
-    let Step { past, next, exact, scale } = step(g, x);
+    let Step { past, next, exact, scale } = step;
     let hi = g.sel(&past, x, hi);
     let lo = g.sel(&past, lo, x);
     let in_lo = g.cmp(CmpF::Ogt, &next, &lo);
