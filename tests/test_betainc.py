@@ -264,3 +264,24 @@ def test_betaincinv_far_lower_tail(dtype):
     bound = 1.0 if dtype == "float32" else 40.0
     i = int(np.argmax(errors))
     assert errors[i] <= bound, f"{errors[i]:.3g} ULP at {tuple(v[:, i])!r}"
+
+
+def test_betaincinv_tiny_roots_where_the_fraction_starts_settled():
+    """Tiny roots (a in [0.01, 0.05], b in [0.1, 1], y in (0.5, 0.9)): at x near 1e-16 the
+    continued fraction's terms no longer count from its first step, and Wallis's
+    recurrences, carried as the numerator A itself, lost an ulp of B to each term (B = 1
+    sits on a binade's edge) and ran to their step cap with I 2e-12 off: betaincinv's
+    Newton steps stopped 1.07e6 ULP from the root at (0.0111, 0.280, 0.649), the first
+    point. Against mpmath, within 16 ULP times the root's condition 1 / a (measured after
+    the fix: 8 ULP at that point)."""
+    rng = np.random.default_rng(31)
+    n = 60
+    v = np.stack([10 ** rng.uniform(-2, np.log10(0.05), n), 10 ** rng.uniform(-1, 0, n), rng.uniform(0.5, 0.9, n)])
+    v[:, 0] = (0.011082980331974687, 0.27988560378944827, 0.6490869497427748)
+    a, b, y = (pt.vector(n, dtype="float64") for n in "aby")
+    f = pytensor.function([a, b, y], pt.betaincinv(a, b, y), mode=MLIR)
+    want = exact(BY_NAME["betaincinv"].mpmath, *v)
+    errors = ulp_errors(f(*v), want, "float64")
+    bound = 16.0 / v[0]
+    i = int(np.argmax(errors / bound))
+    assert errors[i] <= bound[i], f"{errors[i]:.3g} ULP at {tuple(v[:, i])!r}, bound {bound[i]:.3g}"
