@@ -229,32 +229,37 @@ fn setup(f: &mut F, a: &Value, b: &Value, y: &Value) -> (Value, Value, Value, Va
 /// most lanes settle in three (two Halley steps and one that confirms), as gammaincinv's.
 const VECTOR_STEPS: usize = 3;
 /// For a float64 result: one, which leaves the root to about 1e-6 for the loop's steps
-/// over betainc's loops to finish (see `first_steps`). After two, many lanes were within
-/// the straight-line betainc's noise of the root, and the loop's bracket, with that x for
-/// an end, held some roots there (60 ULP at test_betainc's (0.0945, 17.9, 0.391), whose
-/// root has condition 10.6 and betainc is within 3 ulps about it).
+/// over betainc's loops to finish (see `first_steps`). After two (measured before
+/// `Deviation`, beta.rs), many lanes were within the straight-line betainc's noise of
+/// the root, and the loop's bracket, with that x for an end, held some roots there (60
+/// ULP at test_betainc's (0.0945, 17.9, 0.391), whose root has condition 10.6 and
+/// betainc is within 3 ulps about it).
 const VECTOR_STEPS_F64: usize = 1;
 /// Steps of the continued fraction in stage one's straight-line betainc: lanes that need
 /// more go on in stage two's loop.
 const FRACTION_STEPS: usize = 30;
 
-/// Which equation (see the module comment): I_z(b, a) = 1 - y for z = 1 - x where `upper`
-/// holds, I_x(a, b) = y elsewhere; `i_half` is I_(1/2)(a, b) (only read where
-/// `half_decides`). (p, q, the target, upper).
-fn equation(f: &mut F, a: &Value, b: &Value, y: &Value, i_half: &Value) -> (Value, Value, Value, Value) {
-    let one = f.c(1.0);
+/// Whether the reflected equation I_z(b, a) = 1 - y (z = 1 - x) is solved (see the module
+/// comment); `i_half` is I_(1/2)(a, b) (only read where `half_decides`).
+fn reflects(f: &mut F, y: &Value, i_half: &Value) -> Value {
     let past_root = f.cmp(CmpF::Ogt, y, i_half);
     let near_one = f.c(NEAR_ONE);
     let near_one = f.cmp(CmpF::Ogt, y, &near_one);
     let past_root = f.or(&past_root, &near_one);
     let from = f.c(reflect_from(f));
     let past_half = f.cmp(CmpF::Ogt, y, &from);
-    let upper = f.and(&past_root, &past_half);
-    let p = f.sel(&upper, b, a);
-    let q = f.sel(&upper, a, b);
+    f.and(&past_root, &past_half)
+}
+
+/// The equation I_x(p, q) = t solved: (b, a, 1 - y) where `upper` (it reflects), else
+/// (a, b, y).
+fn oriented(f: &mut F, a: &Value, b: &Value, y: &Value, upper: &Value) -> (Value, Value, Value) {
+    let one = f.c(1.0);
+    let p = f.sel(upper, b, a);
+    let q = f.sel(upper, a, b);
     let yc = f.sub(&one, y);
-    let t = f.sel(&upper, &yc, y);
-    (p, q, t, upper)
+    let t = f.sel(upper, &yc, y);
+    (p, q, t)
 }
 
 /// For a float32 result (f64 code) a target t from here on is met to 2^-53 / t < 1e-12
@@ -316,19 +321,20 @@ fn first_steps(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
     let decides = half_decides(f, &sy);
     // Compared with y in (1/2, 0.9], I_(1/2) needs only absolute accuracy: the swapped
     // fraction serves it, never the series (which at x = 1/2 has 50 terms).
+    // (`no_series` also serves as "no lane starts settled" below.)
     let no_series = f.b.constant_int(0, ScalarType::I1);
     let (i_half, _, half_settled) = betainc_straight(f, &sa, &sb, &half, FRACTION_STEPS, Some(&no_series));
     let half_unsettled = f.not(&half_settled);
     let undecided = f.and(&decides, &half_unsettled);
-    let (p, q, t, upper) = equation(f, &sa, &sb, &sy, &i_half);
+    let upper = reflects(f, &sy, &i_half);
+    let (p, q, t) = oriented(f, &sa, &sb, &sy, &upper);
     let x0 = f.sel(&upper, &x_up, &x_low);
     let may = may_underflow(f, &p, &q, &t);
     let series_ok = series_ok(f, &t);
     let waits = f.or(&undecided, &may);
     let not_waiting = f.not(&waits);
     let eligible = f.and(&not_waiting, &regular);
-    let never = f.b.constant_int(0, ScalarType::I1);
-    let state = State::new(f, &x0, &never, &zero, &one);
+    let state = State::new(f, &x0, &no_series, &zero, &one);
     let count = if f.for_float32() { VECTOR_STEPS } else { VECTOR_STEPS_F64 };
     let state = unrolled_where(f, state, count, STEPS, &|g, x| {
         let (i, pre, settled) = betainc_straight(g, &p, &q, x, FRACTION_STEPS, Some(&series_ok));
@@ -336,12 +342,12 @@ fn first_steps(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
         (step, Some(g.and(&settled, &eligible)))
     });
     // Only a float32 result's lanes end here. A float64 root is found by the loop's steps
-    // over betainc's loops: the straight-line fraction's h is settled to 16 ulps, not 1,
-    // and where stage one took the last steps as well, or set the bracket's ends by signs
-    // of I - y within that noise of the root (holding the loop's steps there), the roots'
-    // residuals doubled (median 1.2e-15 against 6e-16 relative, on the sixth of
-    // accuracy_cases' float64 points where the roots differed). So the loop starts anew:
-    // from stage one's x, in (0, 1), with no last step.
+    // over betainc's loops, which start anew from stage one's x: in (0, 1), with no last
+    // step. Measured while the straight-line fraction still settled to 16 ulps (before
+    // `Deviation`, beta.rs): where stage one took the last steps as well, or set the
+    // bracket's ends by signs of I - y within that noise of the root (holding the loop's
+    // steps there), the roots' residuals doubled (median 1.2e-15 against 6e-16 relative,
+    // on the sixth of accuracy_cases' float64 points where the roots differed).
     let mut values = state.values();
     if !f.for_float32() {
         values[4] = one.clone();
@@ -387,13 +393,10 @@ fn roots(blk: &mut Block, args: &[Value], carried: &[Value]) -> Vec<Value> {
         },
         |g| g.c(2.0),
     );
-    let (_, _, _, upper_late) = equation(f, &sa, &sb, &sy, &i_half);
+    let upper_late = reflects(f, &sy, &i_half);
     let upper_early = f.cmp(CmpF::Ogt, &carried[5], &half);
     let upper = f.sel(&undecided, &upper_late, &upper_early);
-    let p = f.sel(&upper, &sb, &sa);
-    let q = f.sel(&upper, &sa, &sb);
-    let yc = f.sub(&one, &sy);
-    let t = f.sel(&upper, &yc, &sy);
+    let (p, q, t) = oriented(f, &sa, &sb, &sy, &upper);
     let late_start = f.sel(&upper, x_up, x_low);
     let x0 = f.sel(&undecided, &late_start, &carried[1]);
     let series_ok = series_ok(f, &t);
