@@ -97,8 +97,9 @@ fn log1pmx(f: &mut F, u: &Value, log_ratio: &Value) -> Value {
 /// `num` is z (p + q) - p (see `offset_from_mean`).
 /// `x` and `swapped` (z = 1 - x) give the small form its logarithms to twice the precision.
 /// `straight`: every form computed and the right one selected (vector code, see `choose`).
+/// `pair`: the parts of (p, q) alone, computed beforehand (see `PairTerms`); else here.
 #[allow(clippy::too_many_arguments)]
-fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value, num: &Value, x: &Value, swapped: &Value, straight: bool) -> Value {
+fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value, num: &Value, x: &Value, swapped: &Value, straight: bool, pair: Option<&Oriented<'_>>) -> Value {
     let from = f.c(STIRLING_FROM);
     let p_big = f.cmp(CmpF::Oge, p, &from);
     let q_big = f.cmp(CmpF::Oge, q, &from);
@@ -110,89 +111,213 @@ fn power_term(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Val
         f,
         &big,
         straight,
-        |g| power_term_big(g, &p, &q, &log_z, &log_w, &num),
+        |g| {
+            let parts = match pair {
+                Some(pair) => pair.big(g),
+                None => BigParts::new(g, &p, &q),
+            };
+            power_term_big(g, &parts, &p, &q, &log_z, &log_w, &num)
+        },
         |g| {
             choose(
                 g,
                 &any_big,
                 straight,
-                |h| power_term_one_small(h, &p, &q, &z, &w, &log_z, &log_w),
-                |h| power_term_small(h, &p, &q, &log_z, &log_w, &x, &swapped),
+                |h| {
+                    let parts = match pair {
+                        Some(pair) => pair.one_small(h),
+                        None => OneSmallParts::new(h, &p, &q),
+                    };
+                    power_term_one_small(h, &parts, &z, &w, &log_z, &log_w)
+                },
+                |h| {
+                    let inverse_beta = match pair {
+                        Some(pair) => pair.terms.inverse_beta.clone(),
+                        None => {
+                            let s = h.add(&p, &q);
+                            inverse_beta_small(h, &p, &q, &s)
+                        }
+                    };
+                    power_term_small(h, &p, &q, &log_z, &log_w, &x, &swapped, &inverse_beta)
+                },
             )
         },
     )
 }
 
+/// What the power term's three forms need of (a, b) alone, for lanes that evaluate it at
+/// several x with the same pair (betaincinv's Newton steps as vector code, where every
+/// step computes all three forms): about a third of each evaluation's work (five
+/// Stirling corrections, three gammas, three logarithms). Each part is symmetric in
+/// (a, b) or kept for both orders, so one `PairTerms` serves either orientation
+/// (`PairTerms::oriented`).
+pub(super) struct PairTerms {
+    /// `BigParts` of (a, b); of (b, a) the same with the two logarithms exchanged.
+    big: BigParts,
+    /// `OneSmallParts` of (a, b); of (b, a) the same with `p_small` from b < a.
+    one_small: OneSmallParts,
+    /// b < a: `p_small` of the order (b, a).
+    b_small: Value,
+    /// 1 / B(a, b) by `inverse_beta_small` (meaningful for a, b < 10).
+    inverse_beta: Value,
+}
+
+impl PairTerms {
+    pub(super) fn new(f: &mut F, a: &Value, b: &Value) -> PairTerms {
+        let big = BigParts::new(f, a, b);
+        let one_small = OneSmallParts::new(f, a, b);
+        let b_small = f.cmp(CmpF::Olt, b, a);
+        let s = f.add(a, b);
+        let inverse_beta = inverse_beta_small(f, a, b, &s);
+        PairTerms { big, one_small, b_small, inverse_beta }
+    }
+
+    /// These terms for arguments (p, q) that are (b, a) where `swapped`, else (a, b).
+    pub(super) fn oriented<'a>(&'a self, swapped: &Value) -> Oriented<'a> {
+        Oriented { terms: self, swapped: swapped.clone() }
+    }
+}
+
+/// `PairTerms` for (p, q) = (b, a) where `swapped`, else (a, b).
+pub(super) struct Oriented<'a> {
+    terms: &'a PairTerms,
+    swapped: Value,
+}
+
+impl Oriented<'_> {
+    /// Another orientation of the same pair: for (q, p) where `swapped` (the fraction's
+    /// own swap, on top of this one).
+    fn swapped_again(&self, f: &mut F, swapped: &Value) -> Self {
+        let not_self = f.not(&self.swapped);
+        let either = f.sel(swapped, &not_self, &self.swapped);
+        Oriented { terms: self.terms, swapped: either }
+    }
+
+    fn big(&self, f: &mut F) -> BigParts {
+        let t = &self.terms.big;
+        BigParts {
+            mu: t.mu.clone(),
+            lead: t.lead.clone(),
+            log_x0: f.sel(&self.swapped, &t.log_y0, &t.log_x0),
+            log_y0: f.sel(&self.swapped, &t.log_x0, &t.log_y0),
+        }
+    }
+
+    fn one_small(&self, f: &mut F) -> OneSmallParts {
+        let t = &self.terms.one_small;
+        OneSmallParts { p_small: f.sel(&self.swapped, &self.terms.b_small, &t.p_small), ..t.clone() }
+    }
+}
+
+/// `power_term_big`'s parts of (p, q) alone.
+struct BigParts {
+    /// mu(p + q) - mu(p) - mu(q), Stirling's corrections.
+    mu: Value,
+    /// sqrt(x0 q / 2pi), x0 = p / (p + q).
+    lead: Value,
+    log_x0: Value,
+    /// log(y0), y0 = q / (p + q).
+    log_y0: Value,
+}
+
+impl BigParts {
+    fn new(f: &mut F, p: &Value, q: &Value) -> BigParts {
+        let s = f.add(p, q);
+        let mu_s = gamma::stirling_correction(f, &s);
+        let mu_p = gamma::stirling_correction(f, p);
+        let mu_q = gamma::stirling_correction(f, q);
+        let x0 = f.div(p, &s);
+        let y0 = f.div(q, &s);
+        let log_x0 = f.log(&x0);
+        let log_y0 = f.log(&y0);
+        let mu = f.sub(&mu_s, &mu_p);
+        let mu = f.sub(&mu, &mu_q);
+        let inv_two_pi = f.c(1.0 / (2.0 * std::f64::consts::PI));
+        let r = f.mul(&x0, q);
+        let r = f.mul(&r, &inv_two_pi);
+        let lead = f.sqrt(&r);
+        BigParts { mu, lead, log_x0, log_y0 }
+    }
+}
+
 /// The power term for p, q >= 10: Stirling's formula for the three gammas.
-fn power_term_big(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Value, num: &Value) -> Value {
-    let s = f.add(p, q);
-    let mu_s = gamma::stirling_correction(f, &s);
-    let mu_p = gamma::stirling_correction(f, p);
-    let mu_q = gamma::stirling_correction(f, q);
+fn power_term_big(f: &mut F, parts: &BigParts, p: &Value, q: &Value, log_z: &Value, log_w: &Value, num: &Value) -> Value {
     // u = (z - x0) / x0 = (z (p + q) - p) / p and v = (w - y0) / y0 =
     // -(z (p + q) - p) / q: z - x0 itself would cancel near the mean (x0 rounded),
     // costing thousands of ulps in q v.
-    let x0 = f.div(p, &s);
-    let y0 = f.div(q, &s);
     let u = f.div(num, p);
     let minus_num = f.neg(num);
     let v = f.div(&minus_num, q);
-    let log_x0 = f.log(&x0);
-    let log_y0 = f.log(&y0);
-    let ru = f.sub(log_z, &log_x0);
-    let rv = f.sub(log_w, &log_y0);
+    let ru = f.sub(log_z, &parts.log_x0);
+    let rv = f.sub(log_w, &parts.log_y0);
     let lu = log1pmx(f, &u, &ru);
     let lv = log1pmx(f, &v, &rv);
-    let mu = f.sub(&mu_s, &mu_p);
-    let mu = f.sub(&mu, &mu_q);
-    let e = f.fma(q, &lv, &mu);
+    let e = f.fma(q, &lv, &parts.mu);
     let e = f.fma(p, &lu, &e);
-    let inv_two_pi = f.c(1.0 / (2.0 * std::f64::consts::PI));
-    let r = f.mul(&x0, q);
-    let r = f.mul(&r, &inv_two_pi);
-    let lead = f.sqrt(&r);
     let ex = f.exp(&e);
-    f.mul(&lead, &ex)
+    f.mul(&parts.lead, &ex)
+}
+
+/// `power_term_one_small`'s parts of (p, q) alone: sm = min(p, q), lg = max(p, q).
+#[derive(Clone)]
+struct OneSmallParts {
+    /// p < q: whether p is sm.
+    p_small: Value,
+    s: Value,
+    sm: Value,
+    lg: Value,
+    /// mu(p + q) - mu(lg) - sm, Stirling's corrections.
+    mu: Value,
+    /// log1p(sm / lg).
+    l1p: Value,
+    /// sm / gamma(1 + sm) = 1 / gamma(sm).
+    inv_gamma_sm: Value,
+}
+
+impl OneSmallParts {
+    fn new(f: &mut F, p: &Value, q: &Value) -> OneSmallParts {
+        let s = f.add(p, q);
+        let p_small = f.cmp(CmpF::Olt, p, q);
+        let sm = f.sel(&p_small, p, q);
+        let lg = f.sel(&p_small, q, p);
+        let mu_s = gamma::stirling_correction(f, &s);
+        let mu_lg = gamma::stirling_correction(f, &lg);
+        let ratio = f.div(&sm, &lg);
+        let l1p = exp_log::log1p(f.b, &ratio);
+        let mu = f.sub(&mu_s, &mu_lg);
+        let mu = f.sub(&mu, &sm);
+        // gamma(sm) = gamma(1 + sm) / sm, straight-line (see `inverse_beta_small`).
+        let gamma1p_sm = gamma::gamma1p_below_10(f, &sm);
+        let inv_gamma_sm = f.div(&sm, &gamma1p_sm);
+        OneSmallParts { p_small, s, sm, lg, mu, l1p, inv_gamma_sm }
+    }
 }
 
 /// The power term for one of p, q small (sm < 10 <= lg): Stirling's formula for
 /// gamma(sm + lg) / gamma(lg) only.
-#[allow(clippy::too_many_arguments)]
-fn power_term_one_small(f: &mut F, p: &Value, q: &Value, z: &Value, w: &Value, log_z: &Value, log_w: &Value) -> Value {
+fn power_term_one_small(f: &mut F, parts: &OneSmallParts, z: &Value, w: &Value, log_z: &Value, log_w: &Value) -> Value {
+    let OneSmallParts { p_small, s, sm, lg, mu, l1p, inv_gamma_sm } = parts;
     let half = f.c(0.5);
-    let s = f.add(p, q);
-    let p_small = f.cmp(CmpF::Olt, p, q);
-    let sm = f.sel(&p_small, p, q);
-    let lg = f.sel(&p_small, q, p);
-    let z_sm = f.sel(&p_small, z, w);
-    let log_z_lg = f.sel(&p_small, log_w, log_z);
-    let mu_s = gamma::stirling_correction(f, &s);
-    let mu_lg = gamma::stirling_correction(f, &lg);
-    let sz = f.mul(&s, &z_sm);
+    let z_sm = f.sel(p_small, z, w);
+    let log_z_lg = f.sel(p_small, log_w, log_z);
+    let sz = f.mul(s, &z_sm);
     let log_sz = f.log(&sz);
-    let ratio = f.div(&sm, &lg);
-    let l1p = exp_log::log1p(f.b, &ratio);
-    let lg_half = f.sub(&lg, &half);
-    let mu = f.sub(&mu_s, &mu_lg);
-    let e = f.sub(&mu, &sm);
-    let e = f.fma(&lg_half, &l1p, &e);
-    let e = f.fma(&lg, &log_z_lg, &e);
-    let e = f.fma(&sm, &log_sz, &e);
+    let lg_half = f.sub(lg, &half);
+    let e = f.fma(&lg_half, l1p, mu);
+    let e = f.fma(lg, &log_z_lg, &e);
+    let e = f.fma(sm, &log_sz, &e);
     let ex = f.exp(&e);
-    // gamma(sm) = gamma(1 + sm) / sm, straight-line (see `inverse_beta_small`).
-    let gamma1p_sm = gamma::gamma1p_below_10(f, &sm);
-    let r = f.div(&sm, &gamma1p_sm);
-    f.mul(&ex, &r)
+    f.mul(&ex, inv_gamma_sm)
 }
 
 /// The power term for p, q < 10: z^p w^q gamma(p+q) / gamma(p) / gamma(q). In f64 the
 /// exponent p log z + q log w is carried to twice the precision: where the term is tiny
 /// (log z near -700) its rounding, an ulp of |p log z|, was hundreds of ulps of the
 /// result, and betaincinv's Newton steps stalled on that noise (667 ULP at
-/// betaincinv(0.328, 1.49, 7e-101), whose root is 2.4e-306).
+/// betaincinv(0.328, 1.49, 7e-101), whose root is 2.4e-306). `inverse_beta`: 1 / B(p, q)
+/// (`inverse_beta_small`).
 #[allow(clippy::too_many_arguments)]
-fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Value, x: &Value, swapped: &Value) -> Value {
-    let s = f.add(p, q);
+fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Value, x: &Value, swapped: &Value, inverse_beta: &Value) -> Value {
     let ex = if f.f64() {
         // log x and log(1 - x) as hi + lo: 1 - x is exact from 1/2 on; below, |log1p(-x)|
         // < 0.7 and its rounding is small in absolute terms.
@@ -223,8 +348,7 @@ fn power_term_small(f: &mut F, p: &Value, q: &Value, log_z: &Value, log_w: &Valu
         let e = f.fma(p, log_z, &e);
         f.exp(&e)
     };
-    let g = inverse_beta_small(f, p, q, &s);
-    f.mul(&ex, &g)
+    f.mul(&ex, inverse_beta)
 }
 
 /// 1 / B(p, q) = gamma(s) / (gamma(p) gamma(q)) for 0 < p, q < 10, s = p + q, from
@@ -663,13 +787,16 @@ fn log_complement(f: &mut F, x: &Value) -> Value {
 
 /// The power term x^a (1-x)^b / B(a, b) of `plan` (symmetric in (a, x) <-> (b, 1 - x):
 /// swapped or not, the same).
-fn plan_power_term(f: &mut F, plan: &Plan, x: &Value, straight: bool) -> Value {
+/// `pair`: the parts of the arguments (a, b) alone (see `power_term`).
+fn plan_power_term(f: &mut F, plan: &Plan, x: &Value, straight: bool, pair: Option<&Oriented<'_>>) -> Value {
     let Plan { p, q, z, w, num, swap, .. } = plan;
     let log_x = f.log(x);
     let log_xc = log_complement(f, x);
     let log_z = f.sel(swap, &log_xc, &log_x);
     let log_w = f.sel(swap, &log_x, &log_xc);
-    power_term(f, p, q, z, w, &log_z, &log_w, num, x, swap, straight)
+    // (p, q) is (a, b) swapped where the fraction swaps.
+    let pair = pair.map(|pair| pair.swapped_again(f, swap));
+    power_term(f, p, q, z, w, &log_z, &log_w, num, x, swap, straight, pair.as_ref())
 }
 
 /// I_x(a, b) from `plan` and its power term `pre`: the series or the continued fraction.
@@ -727,7 +854,7 @@ fn fraction_of(f: &mut F, plan: &Plan, x: &Value) -> Fraction {
 /// sums near x = 1 (thousands of terms from x = 0.99: 1 / (1 - x) times log(1 / eps)).
 pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value, series_ok: Option<&Value>) -> (Value, Value) {
     let plan = prepare(f, a, b, x, series_ok);
-    let pre = plan_power_term(f, &plan, x, false);
+    let pre = plan_power_term(f, &plan, x, false, None);
     let r = series_or_fraction(f, &plan, a, b, x, &pre, None);
     (r, pre)
 }
@@ -737,9 +864,10 @@ pub(super) fn betainc_core(f: &mut F, a: &Value, b: &Value, x: &Value, series_ok
 /// fraction (`fraction_straight`); `series_ok` as `betainc_core`'s. `settled` is false
 /// where those steps did not reach the fraction's tolerance, or where the power series
 /// would serve: there the first value is not I. For a, b > 0 finite and 0 < x < 1.
-pub(super) fn betainc_straight(f: &mut F, a: &Value, b: &Value, x: &Value, steps: usize, series_ok: Option<&Value>) -> (Value, Value, Value) {
+/// `pair`: `PairTerms` of (a, b) (possibly computed for (b, a): see `PairTerms::oriented`).
+pub(super) fn betainc_straight(f: &mut F, a: &Value, b: &Value, x: &Value, steps: usize, series_ok: Option<&Value>, pair: &Oriented<'_>) -> (Value, Value, Value) {
     let plan = prepare(f, a, b, x, series_ok);
-    let pre = plan_power_term(f, &plan, x, true);
+    let pre = plan_power_term(f, &plan, x, true, Some(pair));
     let fr = fraction_of(f, &plan, x);
     let state = fraction_start(f, &fr, &plan.num, &plan.series);
     let (h, converged) = fraction_straight(f, &fr, &state[1], steps);
@@ -795,7 +923,7 @@ fn first_stage(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
     let f = &mut f;
     let (a, b, x, _) = safe_arguments(f, &args[0], &args[1], &args[2]);
     let plan = prepare(f, &a, &b, &x, None);
-    let pre = plan_power_term(f, &plan, &x, true);
+    let pre = plan_power_term(f, &plan, &x, true, None);
     let fr = fraction_of(f, &plan, &x);
     let state = fraction_start(f, &fr, &plan.num, &plan.series);
     let mut values = vec![pre];

@@ -35,7 +35,7 @@
 //! 0 at y = 0 and 1 at y = 1; for y inside, 1 where only a is infinite, 0 where only b
 //! is, nan where both are.
 
-use super::beta::{betainc_core, betainc_straight, branch};
+use super::beta::{betainc_core, betainc_straight, branch, PairTerms};
 use super::erf::erfcinv;
 use super::exp_log::log1p;
 use super::gamma::{lgamma1p, lgamma_positive};
@@ -323,7 +323,9 @@ fn first_steps(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
     // fraction serves it, never the series (which at x = 1/2 has 50 terms).
     // (`no_series` also serves as "no lane starts settled" below.)
     let no_series = f.b.constant_int(0, ScalarType::I1);
-    let (i_half, _, half_settled) = betainc_straight(f, &sa, &sb, &half, FRACTION_STEPS, Some(&no_series));
+    // The power term's parts of (a, b) alone, for I_(1/2) and every step.
+    let pair = PairTerms::new(f, &sa, &sb);
+    let (i_half, _, half_settled) = betainc_straight(f, &sa, &sb, &half, FRACTION_STEPS, Some(&no_series), &pair.oriented(&no_series));
     let half_unsettled = f.not(&half_settled);
     let undecided = f.and(&decides, &half_unsettled);
     let upper = reflects(f, &sy, &i_half);
@@ -336,8 +338,9 @@ fn first_steps(blk: &mut Block, args: &[Value], _: &[Value]) -> Vec<Value> {
     let eligible = f.and(&not_waiting, &regular);
     let state = State::new(f, &x0, &no_series, &zero, &one);
     let count = if f.for_float32() { VECTOR_STEPS } else { VECTOR_STEPS_F64 };
+    let oriented_pair = pair.oriented(&upper);
     let state = unrolled_where(f, state, count, STEPS, &|g, x| {
-        let (i, pre, settled) = betainc_straight(g, &p, &q, x, FRACTION_STEPS, Some(&series_ok));
+        let (i, pre, settled) = betainc_straight(g, &p, &q, x, FRACTION_STEPS, Some(&series_ok), &oriented_pair);
         let step = newton_step(g, &p, &q, &t, x, &i, &pre);
         (step, Some(g.and(&settled, &eligible)))
     });
