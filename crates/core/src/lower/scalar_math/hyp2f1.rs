@@ -825,10 +825,15 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     });
     let gauss = gauss[0].clone();
     let conn1 = est;
+    // Pfaff's second form only where the first's estimate is poor (as the series in z
+    // before the connection formula above).
+    let conn1_good = f.cmp(CmpF::Ole, &conn1.error, &good);
+    let conn1_poor = f.not(&conn1_good);
+    let w_conn2 = f.and(&w_conn, &conn1_poor);
     let (e, c_o, c_e, o, d_hi, d_lo, pre, c_o_lo, c_e_lo) = &pfaff[1];
-    let s_here = f.sel(&w_conn, &sw, &zero);
+    let s_here = f.sel(&w_conn2, &sw, &zero);
     let p = Params { a: e, b: c_o, c, ca: c_e, cb: o, d_hi, d_lo, b_lo: c_o_lo, ca_lo: c_e_lo, cb_lo: &zero };
-    let (est, _) = when(f, &w_conn, 0, |g| {
+    let (est, _) = when(f, &w_conn2, 0, |g| {
         let (est, _) = connection(g, &p, &s_here, &log_sw, &pfaff_base);
         let value = g.mul(pre, &est.value);
         (Estimate { value, ..est }, vec![])
