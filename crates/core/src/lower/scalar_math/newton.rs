@@ -92,6 +92,9 @@ pub(super) fn unrolled(f: &mut F, state: State, count: usize, steps: f64, step: 
     unrolled_where(f, state, count, steps, &|g, x| (step(g, x), None))
 }
 
+/// A Newton step that also says where its forward function settled (`unrolled_where`).
+pub(super) type GuardedStep<'a> = dyn Fn(&mut F, &Value) -> (Step, Option<Value>) + 'a;
+
 /// As `unrolled`, for a `step` whose straight-line forward function may not have settled
 /// on some lanes (its second value, where given: false there). Those lanes keep their
 /// state, so they take no more steps here (the next would see the same x) and go on in
@@ -101,7 +104,7 @@ pub(super) fn unrolled_where(
     state: State,
     count: usize,
     steps: f64,
-    step: &dyn Fn(&mut F, &Value) -> (Step, Option<Value>),
+    step: &GuardedStep<'_>,
 ) -> State {
     let mut v = state.values();
     for _ in 0..count {
