@@ -10,7 +10,8 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.linalg import lu_factor
-from pytensor.tensor.linalg.decomposition.lu import pivot_to_permutation
+from pytensor.tensor.blockwise import Blockwise
+from pytensor.tensor.linalg.decomposition.lu import PivotToPermutations, pivot_to_permutation
 
 import pytensor_mlir
 from conftest import C, MLIR, assert_same, check, compile_both, raises_like
@@ -244,6 +245,84 @@ def test_lu_factor_and_permutations():
     for v in [np.zeros((3, 3)), np.zeros((0, 0))]:
         for g, w in zip(f(v), ref(v)):
             assert_same(g, w, err_msg=repr(v))
+
+
+@pytest.mark.parametrize("inverse", [True, False])
+def test_pivots_to_permutations_of_any_pivots(inverse):
+    """PivotToPermutations (lower/pivots.rs on the CPU) of pivots no LUFactor gave: any
+    in [0, n), negative ones (which index from the end, as numpy's perform does), of
+    int32 and int64, batched through Blockwise (every batch in one dispatch); a pivot out
+    of bounds raises IndexError like the C backend (numpy's perform) and writes nothing."""
+    rng = np.random.default_rng(14)
+    for dtype in ["int32", "int64"]:
+        p, pb = pt.vector("p", dtype=dtype), pt.tensor("pb", dtype=dtype, shape=(None, None, None))
+        outs = [pivot_to_permutation(p, inverse=inverse), Blockwise(PivotToPermutations(inverse=inverse))(pb)]
+        f, ref = compile_both([p, pb], outs)
+        assert any(type(n.op).__name__ == "Blockwise" for n in f.maker.fgraph.toposort())
+        for n in [0, 1, 2, 7]:
+            pv = rng.integers(-n, n, size=n).astype(dtype) if n else np.zeros(0, dtype)
+            pbv = rng.integers(-n, n, size=(2, 3, n)).astype(dtype) if n else np.zeros((2, 3, 0), dtype)
+            got, want = f(pv, pbv), ref(pv, pbv)
+            assert_same(got[0], want[0], err_msg=f"n={n} {dtype}")
+            assert_same(got[1], want[1], err_msg=f"batched n={n} {dtype}")
+        for bad in [np.array([0, 3, 1], dtype), np.array([0, -4, 1], dtype)]:
+            with pytest.raises(IndexError):
+                ref(bad, bad[None, None])
+            with pytest.raises(IndexError, match="PivotToPermutations"):
+                f(bad, np.zeros((1, 1, 3), dtype))
+            with pytest.raises(IndexError, match="PivotToPermutations"):
+                f(np.zeros(3, dtype), bad[None, None])
+
+
+def test_solves_with_one_matrix_share_its_factor_on_the_inline_model():
+    """Two solves with one matrix: PyTensor factors it once (LUFactor, PivotToPermutations
+    and gathers of b); with the pivots' permutation one dispatch (no loop of the host
+    program) the function runs on IREE's inline model."""
+    a, y, z = pt.dmatrix("a"), pt.dvector("y"), pt.dvector("z")
+    outs = [pt.linalg.solve(a, y), pt.linalg.solve(a, z)]
+    f, ref = compile_both([a, y, z], outs)
+    assert "PivotToPermutations" in {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+    assert "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags
+    rng = np.random.default_rng(15)
+    for n in [1, 4, 9]:
+        values = [rng.normal(size=(n, n)) + n * np.eye(n), rng.normal(size=n), rng.normal(size=n)]
+        for g, w in zip(f(*values), ref(*values)):
+            assert_same(g, w, rtol=1e-10, atol=1e-12, err_msg=f"n={n}")
+
+
+def test_batched_solves_with_one_matrix_and_lu_factor_are_one_dispatch():
+    """The same over a batch: Blockwise{LUFactor} (stacked, each matrix's LU NaN where it
+    is singular, as the core op gives it alone), Blockwise{PivotToPermutations} and the
+    gathers of b (our rewrite `blockwise_gather`: one AdvancedSubtensor), with vector and
+    matrix right-hand sides over two batch dims, on the inline model; a right-hand side
+    whose batch dim broadcasts (static 1) gathers from its one row."""
+    a, y, ym = pt.dtensor4("a"), pt.dtensor3("y"), pt.dtensor4("ym")
+    y1 = pt.tensor("y1", dtype="float64", shape=(None, 1, None))
+    outs = [pt.linalg.solve(a, y, b_ndim=1), pt.linalg.solve(a, ym, b_ndim=2), *lu_factor(a)]
+    f, ref = compile_both([a, y, ym], outs)
+    ops = {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+    assert "AdvancedSubtensor" in ops and "--iree-execution-model=inline-dynamic" in f.maker.linker.compiled.flags, ops
+    g, gref = compile_both([a, y1], [pt.linalg.solve(a, y1, b_ndim=1), pt.linalg.solve(a, 2 * y1, b_ndim=1)])
+    rng = np.random.default_rng(16)
+    for batch, n in [((2, 3), 4), ((1, 2), 1), ((2, 1), 7), ((0, 2), 3), ((2, 2), 0)]:
+        m = rng.normal(size=(*batch, n, n)) + n * np.eye(n)
+        if m.size and n > 1:
+            m[-1, -1, 1] = m[-1, -1, 0]  # a singular matrix: its LU NaN
+        values = [m, rng.normal(size=(*batch, n)), rng.normal(size=(*batch, n, 2))]
+        got = f(*values)
+        if 0 in batch:
+            assert [r.shape for r in got] == [values[1].shape, values[2].shape, m.shape, (*batch, n)]
+            continue
+        want = ref(*values)
+        if m.size and n > 1:
+            assert np.isnan(got[2][-1, -1]).all() and not np.isnan(got[2][:, :-1]).any()
+            for r in got[:2] + want[:2]:
+                r[-1, -1] = 0  # the singular system's solutions: inf or NaN, as elimination leaves them
+        for i, (r, w) in enumerate(zip(got, want)):
+            assert_same(r, w, rtol=1e-10, atol=1e-12, err_msg=f"output {i} at {batch}, n={n}")
+        y1v = rng.normal(size=(batch[0], 1, n))
+        for r, w in zip(g(m[:, :1], y1v), gref(m[:, :1], y1v)):
+            assert_same(r, w, rtol=1e-10, atol=1e-12, err_msg=f"broadcast b at {batch}, n={n}")
 
 
 def test_several_factorizations_in_one_function():

@@ -10,10 +10,11 @@ from pytensor.graph.basic import Constant
 from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
 from pytensor.scan.op import Scan
 from pytensor.tensor.basic import Choose
+from pytensor.tensor.blockwise import Blockwise
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.pad import Pad
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
-from pytensor.tensor.shape import Shape
+from pytensor.tensor.shape import Shape, Shape_i
 from pytensor.typed_list.basic import MakeList
 from pytensor.graph.rewriting.basic import copy_stack_trace
 from pytensor.raise_op import CheckAndRaise
@@ -178,6 +179,46 @@ def boolean_index_to_nonzero(fgraph, node):
 
 
 optdb["specialize"].register("mlir_boolean_index_to_nonzero", boolean_index_to_nonzero, TAG)
+
+
+@node_rewriter([Blockwise])
+def blockwise_gather(fgraph, node):
+    """`Blockwise{AdvancedSubtensor}` of one integer array on the first core axis
+    (x[b][idx[b]] for every batch b: what `lu_solve` builds to permute each right-hand
+    side) as one `AdvancedSubtensor`, x[arange(B_1), ..., arange(B_k), idx] with the
+    aranges shaped to broadcast against idx (a batch dim x broadcasts is indexed by 0): a
+    single gather where the Blockwise was a loop of the host program over the batch (two
+    solves with each of 100 5 x 5 matrices: 0.81 ms, NUMBA 85 us). Out-of-bounds indices
+    raise IndexError as before; batch dims that do not broadcast raise IndexError where
+    Blockwise raises ValueError."""
+    core = node.op.core_op
+    if not isinstance(core, AdvancedSubtensor) or tuple(core.idx_list) != (0,) or len(node.inputs) != 2:
+        return None
+    x, idx = node.inputs
+    x_core, idx_core = len(node.op.inputs_sig[0]), len(node.op.inputs_sig[1])
+    batch = x.type.ndim - x_core
+    if batch < 1 or idx.type.ndim - idx_core != batch or x_core < 1:
+        return None
+    ranges = []
+    for k in range(batch):
+        if x.type.broadcastable[k]:
+            ranges.append(pt.zeros((1,) * (batch + idx_core), dtype="int64"))
+        else:
+            # Shape_i and dimshuffle, not x.shape[k] and a reshape: a Shape vector or a
+            # reshape's constant shape would count as a compile-time tensor (the core's
+            # `Lowered::constant_tensors`) and keep the graph off IREE's inline model.
+            pattern = ["x"] * (batch + idx_core)
+            pattern[k] = 0
+            ranges.append(pt.arange(Shape_i(k)(x), dtype="int64").dimshuffle(pattern))
+    out = x[(*ranges, idx)]
+    if out.type.ndim != node.outputs[0].type.ndim or out.type.dtype != node.outputs[0].type.dtype:
+        return None
+    copy_stack_trace(node.outputs[0], out)
+    return [out]
+
+
+# After PyTensor's specialize (position 2), where lu_solve's gathers appear.
+optdb.register("mlir_blockwise_gather", dfs_rewriter(blockwise_gather), TAG, position=2.01)
 
 
 class StagedBetaInc(BetaInc):

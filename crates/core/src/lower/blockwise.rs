@@ -84,6 +84,8 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         Op::Solve { assume_a, b_ndim, .. } => batched_linalg::solve(cx, b, node, batch, assume_a, *b_ndim)?,
         Op::Det => batched_linalg::det(cx, b, node, batch)?,
         Op::MatrixInverse => batched_linalg::inverse(cx, b, node, batch)?,
+        Op::LUFactor => batched_linalg::lu_factor(cx, b, node, batch)?,
+        Op::PivotToPermutations { inverse } => batched_linalg::pivot_to_permutations(cx, b, node, batch, *inverse)?,
         // AllocDiag's rule takes leading axes itself: its axes move past the batch's.
         Op::AllocDiag { offset, axis1, axis2 } if batch > 0 => {
             super::construct::alloc_diag(cx, b, node, *offset, axis1 + batch, axis2 + batch)?;

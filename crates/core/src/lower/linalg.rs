@@ -931,6 +931,9 @@ pub fn pivot_to_permutations(cx: &mut Context, b: &mut Block, node: &Node, inver
     if ty.ndim() != 1 || !ty.dtype.is_int() || cx.graph.ty(out).dtype != DType::Int64 {
         return Err("PivotToPermutations of other than an integer vector to int64".into());
     }
+    if scalar::has_sequential_kernels() {
+        return super::pivots::pivot_to_permutations(cx, b, node, inverse);
+    }
     let pivots = cx.value(b, piv_var)?;
     let pivots = dynamic(b, &pivots);
     let n = b.tensor_dim(&pivots, 0);

@@ -478,7 +478,7 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
 }
 
 /// How many blocks of `block` elements `size` holds (0 where a block is empty).
-fn batch_count(g: &mut Block, size: &Value, block: &Value) -> Value {
+pub(super) fn batch_count(g: &mut Block, size: &Value, block: &Value) -> Value {
     let (zero, one) = (g.constant_index(0), g.constant_index(1));
     let empty = g.cmpi(CmpI::Eq, block, &zero);
     let safe = g.select(&empty, &one, block);
