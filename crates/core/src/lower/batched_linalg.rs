@@ -159,6 +159,15 @@ pub fn solve(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, assume_
     Ok(Some(()))
 }
 
+/// The i8 `flag` set to 1 where the pivot `v` is an exact zero (a singular U).
+fn or_if_zero(g: &mut Block, v: &Value, flag: &Value) -> Value {
+    let zero = g.constant_f64(0.0, v.scalar());
+    let is_zero = g.cmpf(CmpF::Oeq, v, &zero);
+    let (no, yes) = (g.constant_int(0, ScalarType::I8), g.constant_int(1, ScalarType::I8));
+    let bit = g.select(&is_zero, &yes, &no);
+    g.arith(Arith::OrI, &bit, flag)
+}
+
 /// `Blockwise{MatrixInverse}`: a x = I for each matrix; any singular matrix (an exact zero
 /// pivot) raises numpy's LinAlgError("Singular matrix") after the call, as the core op.
 pub fn inverse(cx: &mut Context, b: &mut Block, node: &Node, batch: usize) -> Result<Option<()>, String> {
@@ -193,11 +202,7 @@ pub fn inverse(cx: &mut Context, b: &mut Block, node: &Node, batch: usize) -> Re
         let r = g.linalg_index(0);
         let c = g.arith(Arith::RemUI, &r, &nn);
         let v = g.tensor_extract(&u, &[r, c]);
-        let zero = g.constant_f64(0.0, element);
-        let is_zero = g.cmpf(CmpF::Oeq, &v, &zero);
-        let (no, yes) = (g.constant_int(0, ScalarType::I8), g.constant_int(1, ScalarType::I8));
-        let bit = g.select(&is_zero, &yes, &no);
-        Ok::<_, String>(vec![g.arith(Arith::OrI, &bit, &args[1])])
+        Ok::<_, String>(vec![or_if_zero(g, &v, &args[1])])
     })?[0]
         .clone();
     cx.add_check(singular, RuntimeCheck { kind: linalg_error, message: "Singular matrix".into() });
@@ -246,11 +251,7 @@ pub fn lu_factor(cx: &mut Context, b: &mut Block, node: &Node, batch: usize) -> 
         let first = g.arith(Arith::MulI, &e, &nn);
         let row = g.arith(Arith::AddI, &first, &i);
         let u = g.tensor_extract(&ww, &[row, i]);
-        let zero = g.constant_f64(0.0, element);
-        let is_zero = g.cmpf(CmpF::Oeq, &u, &zero);
-        let (no, yes) = (g.constant_int(0, ScalarType::I8), g.constant_int(1, ScalarType::I8));
-        let bit = g.select(&is_zero, &yes, &no);
-        Ok::<_, String>(vec![g.arith(Arith::OrI, &bit, &args[1])])
+        Ok::<_, String>(vec![or_if_zero(g, &u, &args[1])])
     })?[0]
         .clone();
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), n.clone()]);
