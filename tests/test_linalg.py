@@ -11,6 +11,7 @@ import pytensor.tensor as pt
 import pytest
 from pytensor.tensor.linalg import lu_factor
 from pytensor.tensor.blockwise import Blockwise
+from pytensor.tensor.subtensor import AdvancedSubtensor
 from pytensor.tensor.linalg.decomposition.lu import PivotToPermutations, pivot_to_permutation
 
 import pytensor_mlir
@@ -325,6 +326,23 @@ def test_batched_solves_with_one_matrix_and_lu_factor_are_one_dispatch():
             assert_same(r, w, rtol=1e-10, atol=1e-12, err_msg=f"broadcast b at {batch}, n={n}")
 
 
+def test_blockwise_gather_of_integer_indices_only():
+    """`blockwise_gather` turns x[b][idx[b]] for every batch b into one gather, like C's
+    Blockwise loop; a boolean mask per batch (a result size known only at run time) is
+    refused by name, not read as positions."""
+    x, i, m = pt.dmatrix("x"), pt.lmatrix("i"), pt.tensor("m", dtype="bool", shape=(None, None))
+    gather = Blockwise(AdvancedSubtensor([0]), signature="(a),(b)->(c)")
+    f, ref = compile_both([x, i], gather(x, i))
+    assert "Blockwise" not in {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
+    xv = np.arange(12.0).reshape(3, 4)
+    for iv in [np.array([[2, 0], [1, 1], [-1, 3]]), np.zeros((3, 0), "int64")]:
+        assert_same(f(xv, iv), ref(xv, iv))
+    with pytest.raises(IndexError):
+        f(xv, np.array([[4], [0], [0]]))
+    with pytest.raises(NotImplementedError, match="boolean mask"):
+        pytensor.function([x, m], gather(x, m), mode=MLIR)
+
+
 def test_several_factorizations_in_one_function():
     """Independent loops in one function (two factorizations of different shapes, both
     triangles of one matrix): what IREE 3.13 miscompiled before the loops' barriers."""
@@ -431,7 +449,6 @@ def test_blockwise_without_batch_dims_is_its_core_op():
     not reach there) lowers as its core op, not as a loop of one step over a batch (whose
     loop_start barrier would send the graph to the full HAL): here a Cholesky kept as a
     Blockwise by excluding that rewrite."""
-    from pytensor.tensor.blockwise import Blockwise
     from pytensor.tensor.linalg import Cholesky
 
     a = pt.dmatrix("a")

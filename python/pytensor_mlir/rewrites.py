@@ -11,6 +11,7 @@ from pytensor.graph.rewriting.basic import dfs_rewriter, node_rewriter
 from pytensor.scan.op import Scan
 from pytensor.tensor.basic import Choose
 from pytensor.tensor.blockwise import Blockwise
+from pytensor.tensor.type import discrete_dtypes
 from pytensor.tensor.einsum import Einsum
 from pytensor.tensor.pad import Pad
 from pytensor.tensor.rewriting.ofg import inline_ofg_node
@@ -195,6 +196,10 @@ def blockwise_gather(fgraph, node):
     if not isinstance(core, AdvancedSubtensor) or tuple(core.idx_list) != (0,) or len(node.inputs) != 2:
         return None
     x, idx = node.inputs
+    # Integer indices only: a boolean mask among integer arrays would mean its nonzero
+    # positions, not a mask per batch.
+    if idx.type.dtype not in discrete_dtypes or idx.type.dtype == "bool":
+        return None
     x_core, idx_core = len(node.op.inputs_sig[0]), len(node.op.inputs_sig[1])
     batch = x.type.ndim - x_core
     if batch < 1 or idx.type.ndim - idx_core != batch or x_core < 1:
