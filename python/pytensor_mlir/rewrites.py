@@ -209,9 +209,8 @@ def blockwise_gather(fgraph, node):
         if x.type.broadcastable[k]:
             ranges.append(pt.zeros((1,) * (batch + idx_core), dtype="int64"))
         else:
-            # Shape_i and dimshuffle, not x.shape[k] and a reshape: a Shape vector or a
-            # reshape's constant shape would count as a compile-time tensor (the core's
-            # `Lowered::constant_tensors`) and keep the graph off IREE's inline model.
+            # The arange is computed from a shape, so the core compiles such graphs for
+            # IREE's full HAL (`Lowered::constant_tensors`), not its inline model.
             pattern = ["x"] * (batch + idx_core)
             pattern[k] = 0
             ranges.append(pt.arange(Shape_i(k)(x), dtype="int64").dimshuffle(pattern))

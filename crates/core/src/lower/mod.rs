@@ -995,14 +995,18 @@ pub fn lower(graph: &Graph) -> Result<Lowered, GraphError> {
 }
 
 /// See [`Lowered::constant_tensors`]. Conservative: every variable computed from
-/// constants and static dims only (`static_shape`: they fold to constants) counts
+/// constants only, and every `Shape`/`Shape_i` (static dims fold to constants), counts.
+/// Counting only shapes of static dims was tried (caae55a): graphs with shapes of dynamic
+/// dims then ran inline and some went wrong (test_scan_lanes' last rows 0 x 4 for 3 x 4,
+/// a pad's gradient of the wrong shape, out-of-range buffer views in `__init` for dots of
+/// other ranks), so every shape counts
 /// unless its static shape holds at most one element; a constant counts unless it is a
 /// splat (MLIR keeps one value for those, which IREE fills rather than copies).
 fn has_constant_tensors(graph: &Graph) -> bool {
     let is_constant = |v: VarId| graph.variables[v].constant.is_some();
     let mut known = graph.variables.iter().map(|v| v.constant.is_some()).collect::<Vec<bool>>();
     for node in &graph.nodes {
-        let from_constants = node.inputs.iter().all(|&i| known[i]) || static_shape(graph, node);
+        let from_constants = node.inputs.iter().all(|&i| known[i]) || matches!(node.op, Op::Shape | Op::ShapeI(_));
         for &o in &node.outputs {
             known[o] = from_constants;
         }
@@ -1021,23 +1025,6 @@ fn has_constant_tensors(graph: &Graph) -> bool {
         }
         !(is_constant(v) && is_splat(graph.variables[v].constant.as_deref().unwrap_or_default(), ty.dtype))
     })
-}
-
-/// Whether `node` is a `Shape` or `Shape_i` whose dims are static (known to the
-/// compiler, which folds them to constants); a dynamic dim is known only at run time.
-fn static_shape(graph: &Graph, node: &Node) -> bool {
-    let shape = |k: Option<usize>| {
-        let dims = &graph.ty(node.inputs[0]).shape;
-        match k {
-            Some(k) => dims.get(k).is_some_and(|d| d.is_some()),
-            None => dims.iter().all(|d| d.is_some()),
-        }
-    };
-    match node.op {
-        Op::Shape => shape(None),
-        Op::ShapeI(k) => shape(Some(k)),
-        _ => false,
-    }
 }
 
 /// Whether `bytes` (C-order elements of `dtype`) hold one value repeated.
