@@ -305,7 +305,7 @@ fn floor(f: &mut F, v: &Value) -> Value {
 /// past 2^52, where every double is one) and r exact in [-1/2, 1/2]; then |r| <= 1/4 is
 /// the kernels' range, and beyond it sin(pi|r|) = cos(pi w), cos(pi|r|) = sin(pi w) with
 /// w = 1/2 - |r| (exact); odd n flips both signs.
-fn sin_cos_pi(f: &mut F, x: &Value) -> (Value, Value) {
+pub(super) fn sin_cos_pi(f: &mut F, x: &Value) -> (Value, Value) {
     let half = f.c(0.5);
     let quarter = f.c(0.25);
     let shifted = f.add(x, &half);

@@ -29,8 +29,14 @@
 //! Cost: the kernel is scalar code (its loops), so each form runs under an `scf.if` only
 //! where it applies, the series in z or w from 1/2 on (50 to thousands of terms) only where
 //! the connection formula's own estimate is above 10 eps, and Pfaff's series only where
-//! the series in z's is. The gamma and psi functions of positive arguments take
-//! straight-line forms (`gamma_fast`, `psi_fast`).
+//! the series in z's is (from w = 0.9 on, only where the connection's estimate is above 40
+//! and only the faster form: `W_NEAR`). The gamma and psi functions of arguments in (-19,
+//! 20) take straight-line forms (`gamma_fast`, `rgamma`, `psi_rough`: products of up to
+//! 19 factors, the reflection formula for negative arguments), not the vector code of
+//! `gamma` and `psi`: accuracy_cases' groups (/work/notes/s30/hyp.py, float64, 10,000
+//! points each): Pfaff's integer d' (b - a an integer, z <= -1) 46.0 -> 21.7 ms (NUMBA
+//! 14.1), z = -10^[0, 6] 35.3 -> 15.6 ms (NUMBA 5.6), all groups 1.08x -> 0.78x NUMBA's time;
+//! accuracy.py -n 20000: max 3.15e4 ULP both, mean 6.98 -> 6.96.
 //!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
@@ -51,7 +57,7 @@
 
 use super::beta::branch;
 use super::exp_log::log1p;
-use super::gamma::{gamma, gamma1p_below, psi, psi_positive};
+use super::gamma::{gamma, gamma1p_below, psi, psi_positive, sin_cos_pi};
 use super::F;
 use crate::lower::scalar::float_pow;
 use crate::mlir::{Arith, CmpF, ScalarType, Value};
@@ -89,6 +95,18 @@ const SERIES_ROUNDING: f64 = 2.2;
 /// it there anyway (on 2,000 points: the same max error, a few points 3-6 ULP better or
 /// worse).
 const CONNECTION_GOOD: f64 = 10.0;
+/// From w = W_NEAR on (z <= -9), where Pfaff's series need hundreds to thousands of terms
+/// (about 36 / (1 - w)) and their own estimates are 2.2 sqrt(k) weighted over those terms,
+/// they run only where the connection formulas' estimate is above W_SERIES_AFTER (not
+/// CONNECTION_GOOD), and only the form whose terms fall faster, F(e, c - o; c; w) with e =
+/// min(a, b) (its terms go like k^(e - o - 1) w^k). accuracy_cases' z = -10^[0, 6] group,
+/// float64, 10,000 points (/work/notes/s32/sub.py): -1000 < z <= -10 7.6 -> 2.5 us an
+/// element (NUMBA 0.6); hdiff of 60,000 points against mpmath: 26 + 8 points moved by more
+/// than 16 ULP, mostly better (the series' low estimates had been picked over better
+/// connection formulas: 40 -> 1.7 ULP at (1.76, 1.51, 12.4, -259.5)), the worst now 82
+/// ULP (scipy's 149) at (3.14, 4.15, 0.70, -25.1), was 8.2.
+const W_NEAR: f64 = 0.9;
+const W_SERIES_AFTER: f64 = 40.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -115,30 +133,57 @@ fn non_positive_integer(f: &mut F, v: &Value) -> Value {
 }
 
 /// Gamma(v): for 0 < v < 20 by gamma(1 + (v - 1)) (v - 1 exact from 1 on) or gamma(1 +
-/// v) / v, straight-line products (`gamma1p_below`), under an `scf.if`: the kernel is
-/// scalar code (its loops), and `gamma` computes its Stirling form and reflection on
-/// every lane (it is written for vector code).
+/// v) / v, straight-line products (`gamma1p_below`), for -19 < v < 0 by the reflection
+/// pi / (sin(pi v) Gamma(1 - v)) with Gamma(1 - v) = gamma(1 + (-v)) the same way, each
+/// under an `scf.if`: the kernel is scalar code (its loops), and `gamma` computes its
+/// Stirling form and reflection on every lane (it is written for vector code).
 fn gamma_fast(f: &mut F, v: &Value) -> Value {
+    let v2 = v.clone();
+    by_range(f, v, |g| gamma_below_20(g, &v2), |g| {
+        let (sin, g1) = reflected(g, &v2);
+        let pi = g.c(std::f64::consts::PI);
+        let den = g.mul(&sin, &g1);
+        g.div(&pi, &den)
+    }, |g| gamma(g.b, &v2))
+}
+
+/// Gamma(v) for 0 < v < 20 (see `gamma_fast`).
+fn gamma_below_20(f: &mut F, v: &Value) -> Value {
+    let one = f.c(1.0);
+    let big = f.cmp(CmpF::Oge, v, &one);
+    let vm1 = f.sub(v, &one);
+    let arg = f.sel(&big, &vm1, v);
+    let r = gamma1p_below(f, &arg, 20);
+    let small = f.div(&r, v);
+    f.sel(&big, &r, &small)
+}
+
+/// `positive`'s value for 0 < v < 20, `negative`'s for -19 < v < 0, `other`'s elsewhere,
+/// each in its own branch.
+fn by_range(
+    f: &mut F,
+    v: &Value,
+    positive: impl FnOnce(&mut F) -> Value,
+    negative: impl FnOnce(&mut F) -> Value,
+    other: impl FnOnce(&mut F) -> Value,
+) -> Value {
     let zero = f.c(0.0);
     let limit = f.c(20.0);
+    let low = f.c(-19.0);
     let pos = f.cmp(CmpF::Ogt, v, &zero);
     let below = f.cmp(CmpF::Olt, v, &limit);
     let easy = f.and(&pos, &below);
-    let v2 = v.clone();
-    branch(
-        f,
-        &easy,
-        |g| {
-            let one = g.c(1.0);
-            let big = g.cmp(CmpF::Oge, &v2, &one);
-            let vm1 = g.sub(&v2, &one);
-            let arg = g.sel(&big, &vm1, &v2);
-            let r = gamma1p_below(g, &arg, 20);
-            let small = g.div(&r, &v2);
-            g.sel(&big, &r, &small)
-        },
-        |g| gamma(g.b, &v2),
-    )
+    let neg = f.cmp(CmpF::Olt, v, &zero);
+    let above = f.cmp(CmpF::Ogt, v, &low);
+    let mirrored = f.and(&neg, &above);
+    branch(f, &easy, positive, |g| branch(g, &mirrored, negative, other))
+}
+
+/// (sin(pi v), Gamma(1 - v)) for -19 < v < 0, the parts of the reflection formula.
+fn reflected(f: &mut F, v: &Value) -> (Value, Value) {
+    let (sin, _) = sin_cos_pi(f, v);
+    let minus_v = f.neg(v);
+    (sin, gamma1p_below(f, &minus_v, 20))
 }
 
 /// psi(v): `psi_positive` alone for v > 0 (see `gamma_fast`).
@@ -149,14 +194,57 @@ fn psi_fast(f: &mut F, v: &Value) -> Value {
     branch(f, &pos, |g| psi_positive(g, &v2), |g| psi(g.b, &v2))
 }
 
-/// 1 / Gamma(v), 0 at the poles.
-fn rgamma(f: &mut F, v: &Value) -> Value {
-    let g = gamma_fast(f, v);
-    let one = f.c(1.0);
-    let r = f.div(&one, &g);
-    let pole = non_positive_integer(f, v);
+/// psi(v) for the first-order corrections of the gamma functions of rounded arguments
+/// (`first_order`), which need it only to about 1/(8 |v|) absolute: as `psi_fast`, but for
+/// -19 < v < 0 off the poles by the reflection psi(1 - v) - pi cos(pi v) / sin(pi v),
+/// whose absolute error is that of its larger term (`psi`'s full code keeps psi's relative
+/// accuracy near its negative roots, which the sums of psi values in the integer case
+/// need: with the reflection there hyp2f1(2.875, -2.125, 0.75, 0.99997) went from 6.3e3
+/// to 1.9e4 ULP).
+fn psi_rough(f: &mut F, v: &Value) -> Value {
     let zero = f.c(0.0);
-    f.sel(&pole, &zero, &r)
+    let low = f.c(-19.0);
+    let pos = f.cmp(CmpF::Ogt, v, &zero);
+    let above = f.cmp(CmpF::Ogt, v, &low);
+    let pole = non_positive_integer(f, v);
+    let regular = f.not(&pole);
+    let mirrored = f.and(&above, &regular);
+    let v2 = v.clone();
+    branch(f, &pos, |g| psi_positive(g, &v2), |g| {
+        branch(g, &mirrored, |h| {
+            let one = h.c(1.0);
+            let w = h.sub(&one, &v2);
+            let p = psi_positive(h, &w);
+            let (sin, cos) = sin_cos_pi(h, &v2);
+            let pi = h.c(std::f64::consts::PI);
+            let cot = h.div(&cos, &sin);
+            let t = h.mul(&pi, &cot);
+            h.sub(&p, &t)
+        }, |h| psi(h.b, &v2))
+    })
+}
+
+/// 1 / Gamma(v), 0 at the poles: for -19 < v < 0 sin(pi v) Gamma(1 - v) / pi (see
+/// `gamma_fast`), exactly 0 at the integers.
+fn rgamma(f: &mut F, v: &Value) -> Value {
+    let v2 = v.clone();
+    by_range(f, v, |g| {
+        let r = gamma_below_20(g, &v2);
+        let one = g.c(1.0);
+        g.div(&one, &r)
+    }, |g| {
+        let (sin, g1) = reflected(g, &v2);
+        let inv_pi = g.c(std::f64::consts::FRAC_1_PI);
+        let p = g.mul(&sin, &g1);
+        g.mul(&p, &inv_pi)
+    }, |g| {
+        let r = gamma(g.b, &v2);
+        let one = g.c(1.0);
+        let r = g.div(&one, &r);
+        let pole = non_positive_integer(g, &v2);
+        let zero = g.c(0.0);
+        g.sel(&pole, &zero, &r)
+    })
 }
 
 /// x^y for x > 0: C's pow in f64 (within about 1e-16 |y| relative), exp(y log x) where
@@ -333,12 +421,11 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let r_b = rgamma(f, b);
     let r_ca = rgamma(f, ca);
     let r_cb = rgamma(f, cb);
-    let psi_a = psi_fast(f, a);
-    let psi_b = psi_fast(f, b);
-    let psi_ca = psi_fast(f, ca);
-    let psi_cb = psi_fast(f, cb);
-    let psi_d = psi_fast(f, d);
-    let psi_minus_d = psi_fast(f, &minus_d);
+    let psi_b = psi_rough(f, b);
+    let psi_ca = psi_rough(f, ca);
+    let psi_cb = psi_rough(f, cb);
+    let psi_d = psi_rough(f, d);
+    let psi_minus_d = psi_rough(f, &minus_d);
     // The first-order corrections for the rounded arguments: of 1/(Gamma(a) Gamma(b)) and
     // 1/(Gamma(c-a) Gamma(c-b)), and of Gamma(d), Gamma(-d).
     let corr_b = first_order(f, &psi_b, p.b_lo, false);
@@ -459,12 +546,12 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let p0 = f.div(&one, &m_fact);
     let p0 = f.sel(&has_finite, &p0, &one);
     let p0 = f.sel(&integral, &p0, &zero);
-    let psi_m1 = {
-        let m1 = f.add(&m, &one);
-        psi_fast(f, &m1)
-    };
-    let psi_apm = f.sel(&negative, &psi_b, &psi_cb);
-    let psi_bpm = f.sel(&negative, &psi_a, &psi_ca);
+    let m1 = f.add(&m, &one);
+    let psi_m1 = branch(f, &integral, |g| psi_positive(g, &m1), |g| g.c(0.0));
+    // psi(a' + m) and psi(b' + m) to full accuracy (not `psi_rough`), only where d is an
+    // integer.
+    let psi_apm = branch(f, &integral, |g| psi_fast(g, &apm), |g| g.c(0.0));
+    let psi_bpm = branch(f, &integral, |g| psi_fast(g, &bpm), |g| g.c(0.0));
     let psi1 = f.c(PSI_ONE);
     let minus_apm = f.neg(&apm);
     let minus_bpm = f.neg(&bpm);
@@ -853,15 +940,25 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let series_z = f.and(&series_z, &not_first);
     let (best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
     let mut best = better(f, early, best);
-    let w_series = f.and(&w_series, &conn_poor);
+    let w_beat = f.c(W_SERIES_AFTER);
+    let w_near = f.c(W_NEAR);
+    let w_far = f.cmp(CmpF::Ogt, &w, &w_near);
+    let w_beat = f.sel(&w_far, &w_beat, &good);
+    let w_worth = f.cmp(CmpF::Ogt, &conn_err, &w_beat);
+    let w_series = f.and(&w_series, &w_worth);
     // Nor Pfaff's series and recurrences where the series in z is good already (-1 < z <
     // 0: they tripled the cost there).
     let z_good = f.cmp(CmpF::Ole, &best.error, &good);
     let z_poor = f.not(&z_good);
     let w_series = f.and(&w_series, &z_poor);
     let w_s = f.sel(&w_series, &w, &zero);
-    for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
-        let (est, _) = when(f, &w_series, 0, |g| {
+    let w_close = f.not(&w_far);
+    for (i, (e, c_o, _, o, _, _, pre, _, _)) in pfaff.iter().enumerate() {
+        // The first form where a <= b, the second where b < a; both where w < W_NEAR.
+        let faster = if i == 0 { f.cmp(CmpF::Ole, e, o) } else { f.cmp(CmpF::Olt, e, o) };
+        let runs = f.or(&faster, &w_close);
+        let runs = f.and(&w_series, &runs);
+        let (est, _) = when(f, &runs, 0, |g| {
             let est = series(g, e, c_o, c, &w_s);
             let value = g.mul(pre, &est.value);
             (Estimate { value, ..est }, vec![])
