@@ -106,6 +106,15 @@ const CONNECTION_GOOD: f64 = 10.0;
 /// connection formulas: 40 -> 1.7 ULP at (1.76, 1.51, 12.4, -259.5)), the worst now 82
 /// ULP (scipy's 149) at (3.14, 4.15, 0.70, -25.1), was 8.2.
 const W_NEAR: f64 = 0.9;
+/// Below this z (down to -1) Pfaff's two series in w = z / (z - 1) (1/3 < w < 1/2, 50
+/// terms at most) run before the series in z (up to thousands of terms near z = -1), which
+/// runs only where the better of theirs has an estimate above PFAFF_GOOD (CONNECTION_GOOD
+/// kept estimates of 5 to 10 that were 7 to 13 ULP off where the series in z had been
+/// within 1 ULP: hyp2f1(8.77, -2.58, 16.63, -0.9957) 0.7 -> 12.7 ULP; with 4, of 60,000
+/// accuracy_cases points none moved by more than 4.4 ULP). accuracy_cases' z in (-1,
+/// -0.75], float64 (/work/notes/s32/sub2.py): 3.6 -> 1.6 us an element (NUMBA 0.24).
+const PFAFF_FIRST: f64 = -0.5;
+const PFAFF_GOOD: f64 = 4.0;
 const W_SERIES_AFTER: f64 = 40.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
@@ -938,8 +947,32 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let series_z = f.and(&series_z, &conn_poor);
     let not_first = f.not(&series_first);
     let series_z = f.and(&series_z, &not_first);
+    // For -1 < z < PFAFF_FIRST Pfaff's two series in w (1/3 < w < 1/2) before the series
+    // in z, which runs only where theirs are poor (see PFAFF_GOOD).
+    let pfaff_limit = f.c(PFAFF_FIRST);
+    let pfaff_first = f.cmp(CmpF::Olt, z, &pfaff_limit);
+    let pfaff_first = f.and(&pfaff_first, &above_minus_one);
+    let pfaff_first = f.and(&pfaff_first, &not_poly);
+    let w_first = f.sel(&pfaff_first, &w, &zero);
+    let mut early_pfaff = Vec::new();
+    for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
+        let (est, _) = when(f, &pfaff_first, 0, |g| {
+            let est = series(g, e, c_o, c, &w_first);
+            let value = g.mul(pre, &est.value);
+            (Estimate { value, ..est }, vec![])
+        });
+        early_pfaff.push(est);
+    }
+    let second = early_pfaff.pop().unwrap();
+    let first = early_pfaff.pop().unwrap();
+    let pfaff_best = better(f, first, second);
+    let pfaff_enough = f.c(PFAFF_GOOD);
+    let pfaff_good = f.cmp(CmpF::Ole, &pfaff_best.error, &pfaff_enough);
+    let pfaff_poor = f.not(&pfaff_good);
+    let series_z = f.and(&series_z, &pfaff_poor);
     let (best, _) = when(f, &series_z, 0, |g| (series(g, a, b, c, z), vec![]));
-    let mut best = better(f, early, best);
+    let best = better(f, early, best);
+    let mut best = better(f, best, pfaff_best);
     let w_beat = f.c(W_SERIES_AFTER);
     let w_near = f.c(W_NEAR);
     let w_far = f.cmp(CmpF::Ogt, &w, &w_near);
@@ -958,6 +991,8 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let faster = if i == 0 { f.cmp(CmpF::Ole, e, o) } else { f.cmp(CmpF::Olt, e, o) };
         let runs = f.or(&faster, &w_close);
         let runs = f.and(&w_series, &runs);
+        let not_yet = f.not(&pfaff_first);
+        let runs = f.and(&runs, &not_yet);
         let (est, _) = when(f, &runs, 0, |g| {
             let est = series(g, e, c_o, c, &w_s);
             let value = g.mul(pre, &est.value);
