@@ -779,7 +779,7 @@ fn recurrence_from(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, n: &Va
 fn when(f: &mut F, here: &Value, extra: usize, make: impl FnOnce(&mut F) -> (Estimate, Vec<Value>)) -> (Estimate, Vec<Value>) {
     let ty = f.ty;
     let mut types = vec![ty, ty, ScalarType::I1];
-    types.extend(std::iter::repeat(ty).take(extra));
+    types.extend(std::iter::repeat_n(ty, extra));
     let mut out = f.b.scf_if(
         here,
         &types,
@@ -797,7 +797,7 @@ fn when(f: &mut F, here: &Value, extra: usize, make: impl FnOnce(&mut F) -> (Est
             let inf = g.c(f64::INFINITY);
             let no = g.b.constant_int(0, ScalarType::I1);
             let mut ys = vec![nan.clone(), inf, no];
-            ys.extend(std::iter::repeat(nan).take(extra));
+            ys.extend(std::iter::repeat_n(nan, extra));
             ys
         },
     );
@@ -805,6 +805,16 @@ fn when(f: &mut F, here: &Value, extra: usize, make: impl FnOnce(&mut F) -> (Est
     let mut it = out.into_iter();
     let (value, error, ok) = (it.next().unwrap(), it.next().unwrap(), it.next().unwrap());
     (Estimate { value, error, ok }, more)
+}
+
+/// Pfaff's (1-z)^-e F(e, c - o; c; w) (`pre` the power) by the series in w, where `here`.
+fn pfaff_series(f: &mut F, here: &Value, e: &Value, c_o: &Value, c: &Value, w: &Value, pre: &Value) -> Estimate {
+    when(f, here, 0, |g| {
+        let est = series(g, e, c_o, c, w);
+        let value = g.mul(pre, &est.value);
+        (Estimate { value, ..est }, vec![])
+    })
+    .0
 }
 
 /// (hi, lo) = x - y as two doubles.
@@ -956,12 +966,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let w_first = f.sel(&pfaff_first, &w, &zero);
     let mut early_pfaff = Vec::new();
     for (e, c_o, _, _, _, _, pre, _, _) in &pfaff {
-        let (est, _) = when(f, &pfaff_first, 0, |g| {
-            let est = series(g, e, c_o, c, &w_first);
-            let value = g.mul(pre, &est.value);
-            (Estimate { value, ..est }, vec![])
-        });
-        early_pfaff.push(est);
+        early_pfaff.push(pfaff_series(f, &pfaff_first, e, c_o, c, &w_first, pre));
     }
     let second = early_pfaff.pop().unwrap();
     let first = early_pfaff.pop().unwrap();
@@ -993,11 +998,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let runs = f.and(&w_series, &runs);
         let not_yet = f.not(&pfaff_first);
         let runs = f.and(&runs, &not_yet);
-        let (est, _) = when(f, &runs, 0, |g| {
-            let est = series(g, e, c_o, c, &w_s);
-            let value = g.mul(pre, &est.value);
-            (Estimate { value, ..est }, vec![])
-        });
+        let est = pfaff_series(f, &runs, e, c_o, c, &w_s, pre);
         best = better(f, best, est);
         let est = recurrence(f, e, c_o, c, &w, &w_series);
         let value = f.mul(pre, &est.value);
