@@ -33,10 +33,11 @@
 //! and only the faster form: `W_NEAR`). The gamma and psi functions of arguments in (-19,
 //! 20) take straight-line forms (`gamma_fast`, `rgamma`, `psi_rough`: products of up to
 //! 19 factors, the reflection formula for negative arguments), not the vector code of
-//! `gamma` and `psi`: accuracy_cases' groups (/work/notes/s30/hyp.py, float64, 10,000
-//! points each): Pfaff's integer d' (b - a an integer, z <= -1) 46.0 -> 21.7 ms (NUMBA
-//! 14.1), z = -10^[0, 6] 35.3 -> 15.6 ms (NUMBA 5.6), all groups 1.08x -> 0.78x NUMBA's time;
-//! accuracy.py -n 20000: max 3.15e4 ULP both, mean 6.98 -> 6.96.
+//! `gamma` and `psi`. With Pfaff's series first on (-1, -1/2) (`PFAFF_FIRST`), on
+//! accuracy_cases' groups (/work/notes/s30/hyp.py, float64, 10,000 points each): Pfaff's
+//! integer d' (b - a an integer, z <= -1) 46.0 -> 21.5 ms (NUMBA 14.0), z = -10^[0, 6]
+//! 35.3 -> 15.4 ms (NUMBA 5.5), z in (-1, 1) 38.1 -> 29.2 (NUMBA 11.7), all groups 1.08x ->
+//! 0.72x NUMBA's time; accuracy.py -n 20000: max 3.15e4 ULP, mean 6.98, both.
 //!
 //! A polynomial (a or b a non-positive integer) is also summed term by term for every
 //! finite z, as scipy does (the forms above, where they apply, can do better: the sum
@@ -116,6 +117,10 @@ const W_NEAR: f64 = 0.9;
 const PFAFF_FIRST: f64 = -0.5;
 const PFAFF_GOOD: f64 = 4.0;
 const W_SERIES_AFTER: f64 = 40.0;
+/// Gamma(v) takes straight-line products for 0 < v < PRODUCT_LIMIT (up to PRODUCT_LIMIT -
+/// 1 factors) and, by the reflection formula from 1 - v, for 1 - PRODUCT_LIMIT < v < 0,
+/// where `psi_rough` reflects too.
+const PRODUCT_LIMIT: usize = 20;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -162,7 +167,7 @@ fn gamma_below_20(f: &mut F, v: &Value) -> Value {
     let big = f.cmp(CmpF::Oge, v, &one);
     let vm1 = f.sub(v, &one);
     let arg = f.sel(&big, &vm1, v);
-    let r = gamma1p_below(f, &arg, 20);
+    let r = gamma1p_below(f, &arg, PRODUCT_LIMIT);
     let small = f.div(&r, v);
     f.sel(&big, &r, &small)
 }
@@ -177,8 +182,8 @@ fn by_range(
     other: impl FnOnce(&mut F) -> Value,
 ) -> Value {
     let zero = f.c(0.0);
-    let limit = f.c(20.0);
-    let low = f.c(-19.0);
+    let limit = f.c(PRODUCT_LIMIT as f64);
+    let low = f.c(1.0 - PRODUCT_LIMIT as f64);
     let pos = f.cmp(CmpF::Ogt, v, &zero);
     let below = f.cmp(CmpF::Olt, v, &limit);
     let easy = f.and(&pos, &below);
@@ -192,7 +197,7 @@ fn by_range(
 fn reflected(f: &mut F, v: &Value) -> (Value, Value) {
     let (sin, _) = sin_cos_pi(f, v);
     let minus_v = f.neg(v);
-    (sin, gamma1p_below(f, &minus_v, 20))
+    (sin, gamma1p_below(f, &minus_v, PRODUCT_LIMIT))
 }
 
 /// psi(v): `psi_positive` alone for v > 0 (see `gamma_fast`).
@@ -212,7 +217,7 @@ fn psi_fast(f: &mut F, v: &Value) -> Value {
 /// to 1.9e4 ULP).
 fn psi_rough(f: &mut F, v: &Value) -> Value {
     let zero = f.c(0.0);
-    let low = f.c(-19.0);
+    let low = f.c(1.0 - PRODUCT_LIMIT as f64);
     let pos = f.cmp(CmpF::Ogt, v, &zero);
     let above = f.cmp(CmpF::Ogt, v, &low);
     let pole = non_positive_integer(f, v);
