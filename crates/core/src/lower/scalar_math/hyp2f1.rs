@@ -154,6 +154,14 @@ fn is_finite(f: &mut F, v: &Value) -> Value {
     f.cmp(CmpF::Olt, &a, &inf)
 }
 
+/// Whether the integer v is odd (the sign of (-1)^v).
+fn odd(f: &mut F, v: &Value) -> Value {
+    let half = f.c(0.5);
+    let half_v = f.mul(v, &half);
+    let whole = f.floor(&half_v);
+    f.cmp(CmpF::Une, &whole, &half_v)
+}
+
 /// Whether v is 0 or a negative integer (the poles of Gamma, the ends of polynomials).
 fn non_positive_integer(f: &mut F, v: &Value) -> Value {
     let zero = f.c(0.0);
@@ -469,11 +477,8 @@ fn rgamma_split(f: &mut F, hi: &Value, lo: &Value) -> (Value, Value) {
     let n1 = f.sub(&one, hi);
     let fact = branch(f, &pole, |g| gamma_fast(g, &n1), |g| g.c(1.0));
     let slope = f.mul(&fact, lo);
-    let half = f.c(0.5);
     let n = f.neg(hi);
-    let half_n = f.mul(&n, &half);
-    let whole = f.floor(&half_n);
-    let odd = f.cmp(CmpF::Une, &whole, &half_n);
+    let odd = odd(f, &n);
     let minus = f.neg(&slope);
     let slope = f.sel(&odd, &minus, &slope);
     (f.sel(&pole, &slope, &r), f.sel(&pole, &zero, &q))
@@ -714,10 +719,7 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     let (n_done, tot, tot_abs) = (&log_series[0], &log_series[6], &log_series[7]);
     // (-1)^m s^m Gamma(c) / (Gamma(a') Gamma(b')).
     let s_m = power(f, base, &m);
-    let half = f.c(0.5);
-    let half_m = f.mul(&m, &half);
-    let half_floor = f.floor(&half_m);
-    let odd = f.cmp(CmpF::Une, &half_floor, &half_m);
+    let odd = odd(f, &m);
     let g_log = f.mul(&g_c, &r_ap);
     let g_log = f.mul(&g_log, &r_bp);
     let g_log = f.mul(&g_log, &s_m);
@@ -788,13 +790,10 @@ fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, here: &Valu
     let zero = f.c(0.0);
     let two = f.c(2.0);
     let minus_two = f.c(-2.0);
-    let half = f.c(0.5);
     let ec = f.sub(e, c);
-    let ec = f.add(&ec, &half);
-    let n_up = f.floor(&ec);
+    let n_up = f.round(&ec);
     let up = f.cmp(CmpF::Oge, &n_up, &two);
-    let e_half = f.add(e, &half);
-    let n_down = f.floor(&e_half);
+    let n_down = f.round(e);
     let down = f.cmp(CmpF::Ole, &n_down, &minus_two);
     let c_pos = f.cmp(CmpF::Oge, c, &zero);
     let e_above_c = f.cmp(CmpF::Ogt, e, c);
@@ -1200,10 +1199,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         } else {
             let abs_s = f.abs(&s_e);
             let p = pow(f, &abs_s, &d1);
-            let half = f.c(0.5);
-            let half_d = f.mul(&d1, &half);
-            let hf = f.floor(&half_d);
-            let odd = f.cmp(CmpF::Une, &hf, &half_d);
+            let odd = odd(f, &d1);
             let neg = f.cmp(CmpF::Olt, &s_e, &zero);
             let flip = f.and(&odd, &neg);
             let minus_p = f.neg(&p);
