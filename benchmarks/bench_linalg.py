@@ -27,6 +27,7 @@ import sys
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
+from pytensor.tensor.linalg import schur
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cpu import run_graph_bench  # noqa: E402
@@ -82,6 +83,9 @@ def rows(quick):
         ("eigvalsh", [A], pt.linalg.eigvalsh(A, None), lambda n: [spd(rng, n)]),
         ("eigh (w, V**2)", [A], [w, V**2], lambda n: [spd(rng, n)]),
         ("singular values", [A], pt.linalg.svd(A, compute_uv=False), lambda n: [rng.standard_normal((n, n))]),
+        # T's diagonal, sorted: the one part of a real Schur form that does not depend on
+        # the eigenvalues' order or the signs of Z's columns.
+        ("schur (sorted diag T)", [A], pt.sort(pt.diagonal(schur(A)[0])), lambda n: [rng.standard_normal((n, n))]),
         ("tridiagonal solve", [A, x], pt.linalg.solve(A, x, assume_a="tridiagonal"), lambda n: [tridiagonal(rng, n), rng.standard_normal(n)]),
     ]
     out = []

@@ -584,8 +584,7 @@ def test_kronecker_products_and_the_direct_discrete_lyapunov_solve():
 
 
 def test_sylvester_and_lyapunov_solves():
-    """SolveSylvester (its own rule: one dense solve of the Kronecker form) vs C (scipy's
-    Schur and trsyl): solve_sylvester with m != n, solve_continuous_lyapunov and the
+    """SolveSylvester (its own rule; on the CPU Schur forms and TRSYL, scipy's route) vs C: solve_sylvester with m != n, solve_continuous_lyapunov and the
     bilinear solve_discrete_lyapunov, float32, a stack through Blockwise, the gradient;
     errors as C's for a matrix that is not square or a C of another shape; NaN for NaN
     input as C."""

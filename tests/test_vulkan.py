@@ -248,6 +248,22 @@ def test_linear_algebra_float32():
     vcheck([a, b], outs, [m, rng.normal(size=6).astype(F32)], rtol=1e-4, atol=1e-5)
 
 
+def test_sylvester_solve_by_its_kronecker_form():
+    """GPU targets have no Schur kernel: SolveSylvester there is one dense solve of its
+    Kronecker form (lower/sylvester.rs `kronecker`), float32 against the C backend; a
+    singular system (A and -B sharing an eigenvalue) NaN; Schur itself refused by name."""
+    from pytensor.tensor.linalg import schur
+
+    a, bm, q = (pt.matrix(n, dtype=F32) for n in "abq")
+    rng = np.random.default_rng(12)
+    args = [rng.normal(size=(4, 4)), rng.normal(size=(3, 3)) + 4 * np.eye(3), rng.normal(size=(4, 3))]
+    vcheck([a, bm, q], pt.linalg.solve_sylvester(a, bm, q), [v.astype(F32) for v in args], rtol=2e-4, atol=2e-4)
+    f = pytensor.function([a, bm, q], pt.linalg.solve_sylvester(a, bm, q), mode=VULKAN)
+    assert np.isnan(f(np.eye(2, dtype=F32), -np.eye(2, dtype=F32), np.ones((2, 2), F32))).all()
+    with pytest.raises(NotImplementedError, match="Schur on a GPU target"):
+        pytensor.function([a], list(schur(a)), mode=VULKAN)
+
+
 @pytest.mark.parametrize(
     "shapes",
     [

@@ -111,8 +111,13 @@ pub enum Op {
     /// `MatrixPinv`: numpy's pinv (through the eigen decomposition where `hermitian`).
     MatrixPinv { hermitian: bool },
     /// `SolveSylvester(A, B, C)`: X with A X + X B = C (an OpFromGraph lowered by a rule
-    /// of its own: its inner graph's Schur and TRSYL are not lowered).
+    /// of its own, by its inner graph's route on the CPU).
     SolveSylvester,
+    /// `TRSYL(A, B, C)`: X with A X + X B = C, A and B in real Schur form.
+    Trsyl,
+    /// `Schur`: scipy's schur, (T, Z) with A = Z T Z^T; `output` "real" lowered (the
+    /// complex form and `sort` are refused by name).
+    Schur { output: String, sort: Option<String> },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -704,6 +709,14 @@ impl Op {
             "SVD" => Ok(Op::SVD { full_matrices: prop_bool(op, "full_matrices")?, compute_uv: prop_bool(op, "compute_uv")? }),
             "MatrixPinv" => Ok(Op::MatrixPinv { hermitian: prop_bool(op, "hermitian")? }),
             "SolveSylvester" => Ok(Op::SolveSylvester),
+            "TRSYL" => Ok(Op::Trsyl),
+            "Schur" => Ok(Op::Schur {
+                output: prop_str(op, "output")?,
+                sort: match op.props.get("sort") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_str().ok_or("prop sort is not a string")?.to_string()),
+                },
+            }),
             "Blockwise" => {
                 let core = nested_op(op, "core_op")?;
                 match core.type_name.as_str() {
@@ -872,7 +885,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
     "LUFactorTridiagonal", "SolveLUFactorTridiagonal", "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
-    "MatrixPinv", "SolveSylvester",
+    "MatrixPinv", "SolveSylvester", "Schur", "TRSYL",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

@@ -23,6 +23,7 @@ mod nonzero;
 mod qr;
 mod eigen;
 mod sylvester;
+mod schur;
 mod unique;
 mod permute;
 mod pad;
@@ -836,6 +837,8 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::SVD { full_matrices, compute_uv } => eigen::svd(cx, b, node, *full_matrices, *compute_uv),
         Op::MatrixPinv { hermitian } => eigen::pinv(cx, b, node, *hermitian),
         Op::SolveSylvester => sylvester::solve_sylvester(cx, b, node),
+        Op::Trsyl => sylvester::trsyl(cx, b, node),
+        Op::Schur { output, sort } => schur::schur(cx, b, node, output, sort.as_deref()),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),

@@ -23,8 +23,12 @@
 //! cannot place a dispatch without a linalg op on workgroups ("failed to legalize
 //! operation 'hal.interface.binding.subspan'", or a crash for CUDA).
 
+mod quasi_sylvester;
+mod real_schur;
 mod symmetric_eigen;
 
+pub(super) use quasi_sylvester::quasi_triangular_sylvester;
+pub(super) use real_schur::real_schur;
 pub(super) use symmetric_eigen::symmetric_eigen;
 
 use super::linalg::LastColumn;

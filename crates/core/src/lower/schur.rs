@@ -1,0 +1,46 @@
+//! `Schur(output="real")`: scipy's real Schur form, T quasi-upper-triangular (1 x 1 blocks
+//! for real eigenvalues, standardized 2 x 2 blocks for complex pairs) and Z orthogonal
+//! with A = Z T Z^T, by Hessenberg reduction and Francis' double-shift QR steps in one
+//! dispatch (dense_kernels/real_schur.rs). The eigenvalues may sit on T's diagonal in
+//! another order than LAPACK's gees leaves them, and Z's columns may differ in sign:
+//! both are Schur forms of A, and neither order is specified by scipy. Refused by name:
+//! the complex form (complex dtypes are out of scope), `sort` (reordering the form),
+//! GPU targets (the steps need the CPU's sequential kernels).
+
+use super::linalg::{any_not_finite, define, nan_if, operand, working_type};
+use super::{dense_kernels, scalar, Context, ErrorKind};
+use crate::ir::Node;
+use crate::mlir::{Block, IndexArg};
+
+pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: Option<&str>) -> Result<(), String> {
+    if output != "real" {
+        return Err(format!("Schur with output={output:?} (complex results are not supported)"));
+    }
+    if let Some(sort) = sort {
+        return Err(format!("Schur with sort={sort:?} (reordering the Schur form) is not lowered"));
+    }
+    if !scalar::has_sequential_kernels() {
+        return Err("Schur on a GPU target is not lowered (its QR steps are one CPU dispatch of scalar loops)".into());
+    }
+    let x_var = node.inputs[0];
+    if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 2 {
+        return Err("Schur of a tensor that is not a matrix".into());
+    }
+    let element = working_type(cx.graph.ty(node.outputs[0]), "Schur")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(node.outputs[0]).dtype)?;
+    let d = cx.dims(x_var);
+    // scipy.linalg.schur's ValueError for a matrix that is not square (PyTensor's perform
+    // hands it to gees unchecked, which reads past it).
+    cx.require(d[0], d[1], "Schur (expected square matrix)", ErrorKind::Value);
+    let both = dense_kernels::real_schur(cx, b, &a, element);
+    let n = b.tensor_dim(&a, 0);
+    let t = b.tensor_extract_slice(&both, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
+    let z = b.tensor_extract_slice(&both, &[IndexArg::Dyn(n.clone()), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
+    // A non-finite element: NaN T and Z, as PyTensor's perform gives them.
+    let not_finite = any_not_finite(b, &a)?;
+    let t = nan_if(b, &t, &not_finite)?;
+    let z = nan_if(b, &z, &not_finite)?;
+    define(cx, b, node.outputs[0], &t, vec![d[0], d[0]]);
+    define(cx, b, node.outputs[1], &z, vec![d[0], d[0]]);
+    Ok(())
+}
