@@ -7,7 +7,7 @@
 //! the complex form (complex dtypes are out of scope), `sort` (reordering the form),
 //! GPU targets (the steps need the CPU's sequential kernels).
 
-use super::linalg::{any_not_finite, define, nan_if, operand, working_type};
+use super::linalg::{define, operand, working_type};
 use super::{dense_kernels, scalar, Context, ErrorKind};
 use crate::ir::Node;
 use crate::mlir::{Block, IndexArg};
@@ -36,10 +36,7 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: O
     let n = b.tensor_dim(&a, 0);
     let t = b.tensor_extract_slice(&both, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
     let z = b.tensor_extract_slice(&both, &[IndexArg::Dyn(n.clone()), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
-    // A non-finite element: NaN T and Z, as PyTensor's perform gives them.
-    let not_finite = any_not_finite(b, &a)?;
-    let t = nan_if(b, &t, &not_finite)?;
-    let z = nan_if(b, &z, &not_finite)?;
+    // A non-finite element: NaN T and Z (the kernel's), as PyTensor's perform gives them.
     define(cx, b, node.outputs[0], &t, vec![d[0], d[0]]);
     define(cx, b, node.outputs[1], &z, vec![d[0], d[0]]);
     Ok(())

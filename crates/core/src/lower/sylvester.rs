@@ -22,11 +22,15 @@ pub fn solve_sylvester(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(
     cx.require_equal(dc[0], da[0], "SolveSylvester (C's rows and A)");
     cx.require_equal(dc[1], db[0], "SolveSylvester (C's columns and B)");
     // A non-finite A or B: NaN everywhere (C's result for a NaN; for an infinity LAPACK's
-    // is finite garbage).
-    let not_finite = [any_not_finite(b, &a)?, any_not_finite(b, &bm)?];
-    let x = if scalar::has_sequential_kernels() { bartels_stewart(cx, b, &a, &bm, &c, element) } else { kronecker(cx, b, &a, &bm, &c, element)? };
-    let x = nan_if(b, &x, &not_finite[0])?;
-    let x = nan_if(b, &x, &not_finite[1])?;
+    // is finite garbage). On the CPU its Schur form is NaN, and so U Y V^T.
+    let x = if scalar::has_sequential_kernels() {
+        bartels_stewart(cx, b, &a, &bm, &c, element)
+    } else {
+        let not_finite = [any_not_finite(b, &a)?, any_not_finite(b, &bm)?];
+        let x = kronecker(cx, b, &a, &bm, &c, element)?;
+        let x = nan_if(b, &x, &not_finite[0])?;
+        nan_if(b, &x, &not_finite[1])?
+    };
     define(cx, b, node.outputs[0], &x, vec![da[0], db[0]]);
     Ok(())
 }

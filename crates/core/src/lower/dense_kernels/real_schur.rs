@@ -30,7 +30,7 @@ const STEPS_PER_ROW: i64 = 30;
 const EXCEPTIONAL_EVERY: i64 = 10;
 
 /// [T; Z] (2n x n) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form, Z
-/// orthogonal; both NaN where the QR steps ran out.
+/// orthogonal; both NaN where `a` has a NaN or an infinity, or the QR steps ran out.
 pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Value {
     let n = b.tensor_dim(a, 0);
     let two = b.constant_index(2);
@@ -86,12 +86,14 @@ impl Schur {
     }
 
     /// The kernel's body on `data` ([A; I; scratch] copied): [T; Z^T; scratch], T
-    /// quasi-triangular (zeros below its subdiagonal), or T and Z^T NaN where the steps ran
-    /// out.
+    /// quasi-triangular (zeros below its subdiagonal), or T and Z^T NaN where A has a
+    /// non-finite element (PyTensor's perform) or the steps ran out. (The check is the
+    /// scaling's largest size, NaN or infinite: no kernels of its own.)
     fn run(&self, g: &mut Block, data: Value) -> Value {
-        let (data, back) = self.scaled(g, data);
+        let (data, back, not_finite) = self.scaled(g, data);
         let data = self.hessenberg(g, data);
-        let (data, failed) = self.iterate(g, data);
+        let (data, ran_out) = self.iterate(g, data);
+        let failed = g.arith(Arith::OrI, &ran_out, &not_finite);
         let data = self.finish(g, data, &back, &failed);
         let square = g.arith(Arith::MulI, &self.n, &self.n);
         transpose_in_place(g, &self.matrix(&data).at(&square), &self.n)
@@ -100,7 +102,8 @@ impl Schur {
     /// T scaled by 2^-e, e the exponent of its largest element size (none where that is
     /// 0); returns the factors that scale T back, 2^e then 2^-p. A subnormal largest size
     /// is first made normal by 2^p (p = the mantissa's bits + 2): 2^-e alone would overflow.
-    fn scaled(&self, g: &mut Block, data: Value) -> (Value, [Value; 2]) {
+    /// Also whether that size is NaN or infinite (maximumf keeps a NaN).
+    fn scaled(&self, g: &mut Block, data: Value) -> (Value, [Value; 2], Value) {
         let (zero, one) = (g.constant_index(0), g.constant_index(1));
         let zero_f = self.constant(g, 0.0);
         let size = g.arith(Arith::MulI, &self.n, &self.n);
@@ -119,6 +122,10 @@ impl Schur {
         let tiny = self.constant(g, tiny);
         let lift = self.constant(g, 2f64.powi(bits));
         let drop = self.constant(g, 2f64.powi(-bits));
+        let inf = self.constant(g, f64::INFINITY);
+        let finite = g.cmpf(CmpF::Olt, &largest[0], &inf);
+        let yes = g.constant_int(1, ScalarType::I1);
+        let not_finite = g.arith(Arith::XOrI, &finite, &yes);
         let subnormal = g.cmpf(CmpF::Olt, &largest[0], &tiny);
         let pre = g.select(&subnormal, &lift, &one_f);
         let post = g.select(&subnormal, &drop, &one_f);
@@ -128,7 +135,6 @@ impl Schur {
         let mask = g.constant_int(mask, int);
         let exponent = g.arith(Arith::AndI, &word, &mask);
         let power = g.cast(Cast::Bitcast, &exponent, self.element);
-        let inf = self.constant(g, f64::INFINITY);
         // A zero matrix (exponent bits 0), or a non-finite element (the result is NaN
         // anyway): no scaling.
         let plain = g.cmpf(CmpF::Oeq, &power, &zero_f);
@@ -144,7 +150,7 @@ impl Schur {
                 Ok::<_, String>(vec![h.tensor_insert(&x, &d[0], std::slice::from_ref(at))])
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
-        (r[0].clone(), [power, post])
+        (r[0].clone(), [power, post], not_finite)
     }
 
     /// Steps k = 0 .. n - 3: the reflector H_k of T's column k below row k + 1 (v in the
