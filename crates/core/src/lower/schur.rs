@@ -10,7 +10,7 @@
 use super::linalg::{define, operand, working_type};
 use super::{dense_kernels, scalar, Context, ErrorKind};
 use crate::ir::Node;
-use crate::mlir::{Block, IndexArg};
+use crate::mlir::Block;
 
 pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: Option<&str>) -> Result<(), String> {
     if output != "real" {
@@ -32,10 +32,7 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: O
     // scipy.linalg.schur's ValueError for a matrix that is not square (PyTensor's perform
     // hands it to gees unchecked, which reads past it).
     cx.require(d[0], d[1], "Schur (expected square matrix)", ErrorKind::Value);
-    let both = dense_kernels::real_schur(cx, b, &a, element);
-    let n = b.tensor_dim(&a, 0);
-    let t = b.tensor_extract_slice(&both, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
-    let z = b.tensor_extract_slice(&both, &[IndexArg::Dyn(n.clone()), IndexArg::Const(0)], &[IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())]);
+    let (t, z) = dense_kernels::real_schur(cx, b, &a, element);
     // A non-finite element: NaN T and Z (the kernel's), as PyTensor's perform gives them.
     define(cx, b, node.outputs[0], &t, vec![d[0], d[0]]);
     define(cx, b, node.outputs[1], &z, vec![d[0], d[0]]);

@@ -15,7 +15,7 @@ use super::linalg::{any_not_finite, define, lu_solve, nan_if, operand, transpose
 use super::shapes::Dim;
 use super::{dense_kernels, scalar, Context, ErrorKind};
 use crate::ir::Node;
-use crate::mlir::{AffineMap, Arith, Block, CmpI, Contraction, IndexArg, IteratorType, ScalarType, TensorType, Value};
+use crate::mlir::{AffineMap, Arith, Block, CmpI, Contraction, IteratorType, ScalarType, TensorType, Value};
 
 pub fn solve_sylvester(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String> {
     let Operands { a, bm, c, dims: [da, db, dc], element } = operands(cx, b, node, "SolveSylvester")?;
@@ -83,14 +83,8 @@ fn operands(cx: &mut Context, b: &mut Block, node: &Node, what: &str) -> Result<
 /// Bartels-Stewart on the CPU: A = U R U^T, B = V S V^T, R Y + Y S = U^T C V, X = U Y V^T.
 fn bartels_stewart(cx: &mut Context, b: &mut Block, a: &Value, bm: &Value, c: &Value, element: ScalarType) -> Value {
     let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(bm, 0));
-    let form = |cx: &mut Context, b: &mut Block, x: &Value, size: &Value| {
-        let both = dense_kernels::real_schur(cx, b, x, element);
-        let t = b.tensor_extract_slice(&both, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(size.clone()), IndexArg::Dyn(size.clone())]);
-        let z = b.tensor_extract_slice(&both, &[IndexArg::Dyn(size.clone()), IndexArg::Const(0)], &[IndexArg::Dyn(size.clone()), IndexArg::Dyn(size.clone())]);
-        (t, z)
-    };
-    let (r, u) = form(cx, b, a, &m);
-    let (s, v) = form(cx, b, bm, &n);
+    let (r, u) = dense_kernels::real_schur(cx, b, a, element);
+    let (s, v) = dense_kernels::real_schur(cx, b, bm, element);
     let product = |b: &mut Block, x: &Value, y: &Value, rows: &Value, cols: &Value| {
         let init = zeros(b, element, &[rows.clone(), cols.clone()]);
         b.contraction(Contraction::Matmul, x, y, &init)

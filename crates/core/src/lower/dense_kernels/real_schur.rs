@@ -29,9 +29,9 @@ const STEPS_PER_ROW: i64 = 30;
 /// break the cycles that the standard shifts can fall into.
 const EXCEPTIONAL_EVERY: i64 = 10;
 
-/// [T; Z] (2n x n) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form, Z
-/// orthogonal; both NaN where `a` has a NaN or an infinity, or the QR steps ran out.
-pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> Value {
+/// (T, Z) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form, Z orthogonal; both
+/// NaN where `a` has a NaN or an infinity, or the QR steps ran out.
+pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> (Value, Value) {
     let n = b.tensor_dim(a, 0);
     let two = b.constant_index(2);
     let rows = b.arith(Arith::AddI, &n, &two);
@@ -59,8 +59,11 @@ pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, e
             .unwrap_or_else(|e: String| unreachable!("{e}"));
         Schur { n, element }.run(k, eye[0].clone())
     });
-    let both = b.arith(Arith::AddI, &n, &n);
-    b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(both), IndexArg::Dyn(n.clone())])
+    // The kernel's rows: T's n, then Z's (Z^T transposed in place), then scratch.
+    let square = [IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())];
+    let t = b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0)], &square);
+    let z = b.tensor_extract_slice(&out, &[IndexArg::Dyn(n.clone()), IndexArg::Const(0)], &square);
+    (t, z)
 }
 
 /// The kernel's sizes.
