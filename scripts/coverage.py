@@ -97,7 +97,7 @@ def name_of(c):
 # refused at compile time, by name).
 PARTIAL = {
     "QR": "no pivoting",
-    "Schur": "real form, no sort; CPU",
+    "Schur": "real form; CPU",
     "TRSYL": "CPU",
     "RandomVariable": "35 distributions, see Limits; our own streams",
 }

@@ -1,4 +1,4 @@
-"""`Schur` (scipy's real Schur form) and `TRSYL` (trsyl, the Sylvester equation of two
+"""`Schur` (scipy's real Schur form, sorted or not) and `TRSYL` (trsyl, the Sylvester equation of two
 such forms), and the Sylvester solves built on them. Schur against the C backend (LAPACK's gees) on the same
 matrices. A Schur form is not unique (the eigenvalues' order on T's diagonal, the signs
 of Z's columns), so each result is checked for what makes it one: A = Z T Z^T, Z
@@ -14,13 +14,13 @@ from pytensor.tensor.linalg import schur
 from pytensor.tensor.linalg.solvers.linear_control import TRSYL
 
 import pytensor_mlir
-from conftest import MLIR, compile_both
+from conftest import C, MLIR, compile_both
 
 PY = Mode(linker="py", optimizer="fast_run")
 
 
-def eigenvalues_of_quasi_triangular(t):
-    """T's eigenvalues read from its blocks, sorted (real part, then imaginary part)."""
+def diagonal_eigenvalues(t):
+    """T's eigenvalues read from its blocks, in their order on the diagonal."""
     n = t.shape[0]
     values, i = [], 0
     while i < n:
@@ -32,7 +32,17 @@ def eigenvalues_of_quasi_triangular(t):
         else:
             values.append(complex(t[i, i]))
             i += 1
-    return np.array(sorted(values, key=lambda v: (round(v.real, 6), v.imag)))
+    return np.array(values)
+
+
+def assert_same_eigenvalues(got, want, rtol, atol):
+    """Equal up to order: each of `got` paired with one of `want` (the pairing that
+    minimizes the total distance), then compared."""
+    from scipy.optimize import linear_sum_assignment
+
+    assert len(got) == len(want)
+    rows, cols = linear_sum_assignment(np.abs(got[:, None] - want[None, :]))
+    np.testing.assert_allclose(got[rows], want[cols], rtol=rtol, atol=atol)
 
 
 def assert_schur_form(t, z, a, t_ref, tol):
@@ -49,8 +59,7 @@ def assert_schur_form(t, z, a, t_ref, tol):
         assert i + 1 >= len(sub) or sub[i + 1] == 0, f"two subdiagonal elements in a row at {i}"
         assert t[i, i] == t[i + 1, i + 1], f"2 x 2 block at {i}: unequal diagonal"
         assert np.sign(t[i, i + 1]) == -np.sign(sub[i]), f"2 x 2 block at {i}: real eigenvalues"
-    got, want = eigenvalues_of_quasi_triangular(t), eigenvalues_of_quasi_triangular(t_ref)
-    np.testing.assert_allclose(got, want, rtol=1e3 * tol, atol=1e3 * tol * scale)
+    assert_same_eigenvalues(diagonal_eigenvalues(t), diagonal_eigenvalues(t_ref), 1e3 * tol, 1e3 * tol * scale)
 
 
 def matrices(rng, n):
@@ -107,7 +116,7 @@ def test_scaled_matrices_neither_overflow_nor_underflow():
         t, z = f(m * scale)
         t_ref, _ = ref(m * scale)
         assert np.isfinite(t).all() and np.isfinite(z).all(), scale
-        np.testing.assert_allclose(eigenvalues_of_quasi_triangular(t / scale), eigenvalues_of_quasi_triangular(t_ref / scale), rtol=1e-9, atol=1e-9 * (1 if scale > 1e-310 else 1e6))
+        assert_same_eigenvalues(diagonal_eigenvalues(t / scale), diagonal_eigenvalues(t_ref / scale), 1e-9, 1e-9 * (1 if scale > 1e-310 else 1e6))
         assert np.abs(z.T @ z - np.eye(8)).max() < 1e-13
 
 
@@ -131,16 +140,31 @@ def test_float32_integers_and_a_stack_through_blockwise():
     t_ref, _ = ref(m)
     for k in range(3):
         assert_schur_form(t[k], z[k], m[k], t_ref[k], 1e-14)
+    # Sorted, in float32 and through Blockwise.
+    f, ref = compile_both([x], list(schur(x, sort="lhp")))
+    m = rng.normal(size=(9, 9)).astype("float32")
+    t, z = f(m)
+    t_ref = ref(m)[0]
+    assert_schur_form(t, z, m, t_ref, 2e-6)
+    assert_sorted(t, t_ref, "lhp", np.abs(m).max())
+    f, ref = compile_both([s], list(schur(s, sort="ouc")))
+    m = rng.normal(size=(3, 6, 6)) / 2
+    t, z = f(m)
+    t_ref, _ = ref(m)
+    for k in range(3):
+        assert_schur_form(t[k], z[k], m[k], t_ref[k], 1e-14)
+        assert_sorted(t[k], t_ref[k], "ouc", np.abs(m[k]).max())
 
 
-def test_non_finite_input_bad_shapes_and_refused_forms():
+@pytest.mark.parametrize("sort", [None, "rhp"])
+def test_non_finite_input_bad_shapes_and_refused_forms(sort):
     """A NaN or an infinity: T and Z NaN, as the Op's perform gives them (the py linker;
     the C backend's VM also runs perform). A matrix that is not square: scipy's
-    ValueError (PyTensor's perform hands it to gees unchecked). The complex form, `sort`
-    and GPU targets are refused by name at compile time."""
+    ValueError (PyTensor's perform hands it to gees unchecked). The complex form and GPU
+    targets are refused by name at compile time."""
     a = pt.dmatrix("a")
-    f = pytensor.function([a], list(schur(a)), mode=MLIR)
-    ref = pytensor.function([a], list(schur(a)), mode=PY)
+    f = pytensor.function([a], list(schur(a, sort=sort)), mode=MLIR)
+    ref = pytensor.function([a], list(schur(a, sort=sort)), mode=PY)
     for bad in [np.nan, np.inf, -np.inf]:
         m = np.eye(3)
         m[1, 2] = bad
@@ -151,11 +175,116 @@ def test_non_finite_input_bad_shapes_and_refused_forms():
     for t, z in [f(np.zeros((0, 0)))]:
         assert t.shape == z.shape == (0, 0)
     with pytest.raises(NotImplementedError, match="complex"):
-        pytensor.function([a], list(schur(a, output="complex")), mode=MLIR)
-    with pytest.raises(NotImplementedError, match="sort"):
-        pytensor.function([a], list(schur(a, sort="lhp")), mode=MLIR)
+        pytensor.function([a], list(schur(a, output="complex", sort=sort)), mode=MLIR)
     with pytest.raises(NotImplementedError, match="Schur on a GPU target"):
-        pytensor_mlir.compile_only([a], list(schur(a)), "cuda:sm_80")
+        pytensor_mlir.compile_only([a], list(schur(a, sort=sort)), "cuda:sm_80")
+
+
+SELECTS = {
+    "lhp": lambda v: v.real < 0,
+    "rhp": lambda v: v.real >= 0,
+    "iuc": lambda v: abs(v) <= 1,
+    "ouc": lambda v: abs(v) > 1,
+}
+
+
+def assert_sorted(t, t_ref, sort, scale):
+    """The eigenvalues `sort` selects lead T's diagonal, and there are as many of them as
+    on the C backend's T, unless one of those is within 1e-8 of the boundary (where
+    rounding decides)."""
+    select = SELECTS[sort]
+    chosen = [bool(select(v)) for v in diagonal_eigenvalues(t)]
+    k = sum(chosen)
+    assert all(chosen[:k]) and not any(chosen[k:]), f"{sort}: not sorted: {chosen}"
+    want = diagonal_eigenvalues(t_ref)
+    distance = np.abs(want.real) / scale if sort in ("lhp", "rhp") else np.abs(np.abs(want) - 1)
+    if len(want) and distance.min() > 1e-8:
+        assert k == sum(bool(select(v)) for v in want), f"{sort}: {k} selected, the C backend {sum(map(select, want))}"
+
+
+@pytest.mark.parametrize("sort", list(SELECTS))
+def test_sorted_schur_forms_like_the_c_backend(sort):
+    """`sort` (dtrsen's reordering in gees): the selected eigenvalues' blocks moved to the
+    top by swaps of adjacent blocks, each 1 x 1 or 2 x 2. The result is still a Schur
+    form of A with the C backend's eigenvalues, now in the two sets `sort` defines."""
+    a = pt.dmatrix("a")
+    f, ref = compile_both([a], list(schur(a, sort=sort)))
+    rng = np.random.default_rng(11)
+    for n in [1, 2, 3, 5, 8, 17, 40]:
+        for name, m in matrices(rng, n):
+            if sort in ("iuc", "ouc"):
+                m = m / np.sqrt(n)  # as many eigenvalues inside the unit circle as out
+            t, z = f(m)
+            t_ref, _ = ref(m)
+            try:
+                assert_schur_form(t, z, m, t_ref, 1e-14)
+                assert_sorted(t, t_ref, sort, max(np.abs(m).max(), 1e-300))
+            except AssertionError as e:
+                raise AssertionError(f"{name} {n} x {n}: {e}") from e
+
+
+def test_sorting_moves_blocks_of_every_size_past_each_other():
+    """A with known eigenvalues: complex pairs and real ones inside and outside the unit
+    circle, interleaved, so that reordering swaps 1 x 1 and 2 x 2 blocks both ways. The
+    leading block of T holds exactly those `sort` selects."""
+
+    def pair(re, im):
+        return np.array([[re, im], [-im, re]])
+
+    inside = [pair(0.3, 0.4), np.array([[-0.5]]), pair(-0.2, 0.7), np.array([[0.9]])]
+    outside = [pair(1.5, 1.0), np.array([[2.0]]), pair(-0.4, 1.2), np.array([[-3.0]])]
+    blocks = [b for two in zip(outside, inside) for b in two]
+    n = sum(len(b) for b in blocks)
+    d = np.zeros((n, n))
+    at = 0
+    for b in blocks:
+        d[at : at + len(b), at : at + len(b)] = b
+        at += len(b)
+    rng = np.random.default_rng(2)
+    d += np.triu(rng.normal(size=(n, n)), 2)
+    q, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    m = q @ d @ q.T
+    a = pt.dmatrix("a")
+    for sort, first, second in [("iuc", inside, outside), ("ouc", outside, inside)]:
+        f, ref = compile_both([a], list(schur(a, sort=sort)))
+        t, z = f(m)
+        t_ref, _ = ref(m)
+        assert_schur_form(t, z, m, t_ref, 1e-14)
+        k = sum(len(b) for b in first)
+        assert t[k, k - 1] == 0
+        for part, want in [(t[:k, :k], first), (t[k:, k:], second)]:
+            values = np.concatenate([np.linalg.eigvals(b) for b in want])
+            assert_same_eigenvalues(diagonal_eigenvalues(part), values, 1e-12, 1e-12)
+
+
+def test_a_reordering_that_rounding_leaves_out_of_order_is_nan():
+    """A pair with real part 0 is not in the left half plane; the swaps that move the
+    negative eigenvalues past it leave its real part as +-1e-17. Where it comes out
+    negative, a selected pair follows an unselected eigenvalue: gees reports that
+    (info = n + 2) and PyTensor gives NaN; so do we, and otherwise the form is sorted."""
+    a = pt.dmatrix("a")
+    # The reference eigenvalues from the C backend's unsorted form (its sorted one can
+    # fail where ours does not).
+    f = pytensor.function([a], list(schur(a, sort="lhp")), mode=MLIR)
+    plain = pytensor.function([a], schur(a)[0], mode=C)
+    rng = np.random.default_rng(0)
+    failed = 0
+    for _ in range(40):
+        n = 3 + int(rng.integers(1, 4))
+        m = np.triu(rng.normal(size=(n, n))) * 2
+        diagonal = -np.abs(rng.normal(size=n)) - 0.1
+        diagonal[0] = 1.0
+        np.fill_diagonal(m, diagonal)
+        w = rng.normal() * 3
+        m[1:3, 1:3] = [[0, w], [-1 / w, 0]]
+        t, z = f(m)
+        if np.isnan(t).any():
+            failed += 1
+            assert np.isnan(t).all() and np.isnan(z).all()
+        else:
+            assert_schur_form(t, z, m, plain(m), 1e-14)
+            assert_sorted(t, plain(m), "lhp", np.abs(m).max())
+    assert 0 < failed < 40, failed
 
 
 def quasi_triangular(rng, n):

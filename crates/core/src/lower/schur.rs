@@ -3,9 +3,10 @@
 //! with A = Z T Z^T, by Hessenberg reduction and Francis' double-shift QR steps in one
 //! dispatch (dense_kernels/real_schur.rs). The eigenvalues may sit on T's diagonal in
 //! another order than LAPACK's gees leaves them, and Z's columns may differ in sign:
-//! both are Schur forms of A, and neither order is specified by scipy. Refused by name:
-//! the complex form (complex dtypes are out of scope), `sort` (reordering the form),
-//! GPU targets (the steps need the CPU's sequential kernels).
+//! both are Schur forms of A, and neither order is specified by scipy. `sort` moves the
+//! selected eigenvalues' blocks to the top (dense_kernels/real_schur/reorder.rs). Refused
+//! by name: the complex form (complex dtypes are out of scope), GPU targets (the steps
+//! need the CPU's sequential kernels).
 
 use super::linalg::{define, operand, working_type};
 use super::{dense_kernels, scalar, Context, ErrorKind};
@@ -16,9 +17,10 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: O
     if output != "real" {
         return Err(format!("Schur with output={output:?} (complex results are not supported)"));
     }
-    if let Some(sort) = sort {
-        return Err(format!("Schur with sort={sort:?} (reordering the Schur form) is not lowered"));
-    }
+    let sort = match sort {
+        None => None,
+        Some(name) => Some(dense_kernels::SchurSort::parse(name).ok_or_else(|| format!("Schur with sort={name:?} (not one of scipy's lhp, rhp, iuc, ouc)"))?),
+    };
     if !scalar::has_sequential_kernels() {
         return Err("Schur on a GPU target is not lowered (its QR steps are one CPU dispatch of scalar loops)".into());
     }
@@ -32,7 +34,7 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: O
     // scipy.linalg.schur's ValueError for a matrix that is not square (PyTensor's perform
     // hands it to gees unchecked, which reads past it).
     cx.require(d[0], d[1], "Schur (expected square matrix)", ErrorKind::Value);
-    let (t, z) = dense_kernels::real_schur(cx, b, &a, element);
+    let (t, z) = dense_kernels::real_schur(cx, b, &a, element, sort);
     // A non-finite element: NaN T and Z (the kernel's), as PyTensor's perform gives them.
     define(cx, b, node.outputs[0], &t, vec![d[0], d[0]]);
     define(cx, b, node.outputs[1], &z, vec![d[0], d[0]]);

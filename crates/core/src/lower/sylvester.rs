@@ -83,8 +83,8 @@ fn operands(cx: &mut Context, b: &mut Block, node: &Node, what: &str) -> Result<
 /// Bartels-Stewart on the CPU: A = U R U^T, B = V S V^T, R Y + Y S = U^T C V, X = U Y V^T.
 fn bartels_stewart(cx: &mut Context, b: &mut Block, a: &Value, bm: &Value, c: &Value, element: ScalarType) -> Value {
     let (m, n) = (b.tensor_dim(a, 0), b.tensor_dim(bm, 0));
-    let (r, u) = dense_kernels::real_schur(cx, b, a, element);
-    let (s, v) = dense_kernels::real_schur(cx, b, bm, element);
+    let (r, u) = dense_kernels::real_schur(cx, b, a, element, None);
+    let (s, v) = dense_kernels::real_schur(cx, b, bm, element, None);
     let product = |b: &mut Block, x: &Value, y: &Value, rows: &Value, cols: &Value| {
         let init = zeros(b, element, &[rows.clone(), cols.clone()]);
         b.contraction(Contraction::Matmul, x, y, &init)

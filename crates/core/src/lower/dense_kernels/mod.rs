@@ -28,7 +28,7 @@ mod real_schur;
 mod symmetric_eigen;
 
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
-pub(super) use real_schur::real_schur;
+pub(super) use real_schur::{real_schur, Sort as SchurSort};
 pub(super) use symmetric_eigen::symmetric_eigen;
 
 use super::linalg::LastColumn;

@@ -178,7 +178,7 @@ impl Kernel {
 /// The solution of the small dense system `matrix` x = `rhs`: Gaussian elimination with
 /// partial pivoting as straight-line code (rows exchanged by selects), a pivot smaller
 /// than `smin` in size replaced by smin (with its sign).
-fn solve_small(g: &mut Block, mut matrix: Vec<Vec<Value>>, mut rhs: Vec<Value>, smin: &Value) -> Vec<Value> {
+pub(super) fn solve_small(g: &mut Block, mut matrix: Vec<Vec<Value>>, mut rhs: Vec<Value>, smin: &Value) -> Vec<Value> {
     let size = rhs.len();
     for j in 0..size {
         // The pivot row: the largest |m_rj| for r >= j (the first of equals).

@@ -15,6 +15,10 @@
 //! double shift's first column squares elements, which would overflow past 1e154 or
 //! underflow below 1e-154 unscaled.
 
+mod reorder;
+
+pub(in crate::lower) use reorder::Sort;
+
 use super::{add_multiple, copied, last_where, minus_dot, reflector, region, rotate, transpose_in_place, turn, Flat};
 use crate::lower::Context;
 use crate::lower::qr::lapy2;
@@ -29,9 +33,10 @@ const STEPS_PER_ROW: i64 = 30;
 /// break the cycles that the standard shifts can fall into.
 const EXCEPTIONAL_EVERY: i64 = 10;
 
-/// (T, Z) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form, Z orthogonal; both
-/// NaN where `a` has a NaN or an infinity, or the QR steps ran out.
-pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType) -> (Value, Value) {
+/// (T, Z) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form (the eigenvalues
+/// `sort` selects first, where given), Z orthogonal; both NaN where `a` has a NaN or an
+/// infinity, the QR steps ran out or a reordering swap was refused.
+pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, sort: Option<Sort>) -> (Value, Value) {
     let n = b.tensor_dim(a, 0);
     let two = b.constant_index(2);
     let rows = b.arith(Arith::AddI, &n, &two);
@@ -57,7 +62,7 @@ pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, e
                 })
             })
             .unwrap_or_else(|e: String| unreachable!("{e}"));
-        Schur { n, element }.run(k, eye[0].clone())
+        Schur { n, element, sort }.run(k, eye[0].clone())
     });
     // The kernel's rows: T's n, then Z's (Z^T transposed in place), then scratch.
     let square = [IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())];
@@ -70,6 +75,7 @@ pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, e
 struct Schur {
     n: Value,
     element: ScalarType,
+    sort: Option<Sort>,
 }
 
 impl Schur {
@@ -97,6 +103,13 @@ impl Schur {
         let data = self.hessenberg(g, data);
         let (data, ran_out) = self.iterate(g, data);
         let failed = g.arith(Arith::OrI, &ran_out, &not_finite);
+        let (data, failed) = match self.sort {
+            Some(sort) => {
+                let (data, refused) = self.reorder(g, data, sort, &back);
+                (data, g.arith(Arith::OrI, &failed, &refused))
+            }
+            None => (data, failed),
+        };
         let data = self.finish(g, data, &back, &failed);
         let square = g.arith(Arith::MulI, &self.n, &self.n);
         transpose_in_place(g, &self.matrix(&data).at(&square), &self.n)
@@ -427,11 +440,10 @@ impl Schur {
         let last = g.arith(Arith::SubI, h, &one);
         let chased = g
             .scf_for(l, &last, &one, &[data.clone(), x, y, z], |e, k, c| {
-                let (v1, v2, tau, beta) = self.small_reflector(e, &c[1], &c[2], Some(&c[3]));
+                let (vs, tau, beta) = self.small_reflector(e, &c[1], &c[2..4]);
                 let k1 = e.arith(Arith::AddI, k, &one);
                 let k2 = e.arith(Arith::AddI, k, &two);
                 let rows = [k.clone(), k1.clone(), k2.clone()];
-                let vs = [v1, v2];
                 let km = e.arith(Arith::SubI, k, &one);
                 let first = e.cmpi(CmpI::Eq, k, l);
                 let from = e.select(&first, l, &km);
@@ -460,28 +472,23 @@ impl Schur {
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
         // The last reflector, rows h - 1 and h.
-        let (v1, _, tau, beta) = self.small_reflector(g, &chased[1], &chased[2], None);
-        let d = self.small_reflect(g, &chased[0], &[hm.clone(), h.clone()], &[v1], &tau, &hmm, h);
+        let (vs, tau, beta) = self.small_reflector(g, &chased[1], &chased[2..3]);
+        let d = self.small_reflect(g, &chased[0], &[hm.clone(), h.clone()], &vs, &tau, &hmm, h);
         let t = self.matrix(&d);
         let zero_f = self.constant(g, 0.0);
         let d = t.set(g, &beta, &hm, &hmm);
         t.with(&d).set(g, &zero_f, h, &hmm)
     }
 
-    /// dlarfg's reflector for (x, y, z) (or (x, y)): v = (1, v1, v2), tau and beta with
-    /// (I - tau v v^T)(x, y, z) = (beta, 0, 0); tau = 0 (nothing to do) where y = z = 0.
-    fn small_reflector(&self, g: &mut Block, x: &Value, y: &Value, z: Option<&Value>) -> (Value, Value, Value, Value) {
+    /// dlarfg's reflector for (x, rest...) (two to four values): v = (1, vs...), tau and
+    /// beta with (I - tau v v^T)(x, rest...) = (beta, 0...); tau = 0 (nothing to do) where
+    /// the rest is 0.
+    fn small_reflector(&self, g: &mut Block, x: &Value, rest: &[Value]) -> (Vec<Value>, Value, Value) {
         let zero_f = self.constant(g, 0.0);
-        let ys = g.math(MathUnary::AbsF, y);
-        let rest = match z {
-            Some(z) => {
-                let zs = g.math(MathUnary::AbsF, z);
-                lapy2(g, &ys, &zs, self.element)
-            }
-            None => ys,
-        };
+        let sizes: Vec<Value> = rest.iter().map(|y| g.math(MathUnary::AbsF, y)).collect();
+        let rest_norm = sizes[1..].iter().fold(sizes[0].clone(), |acc, s| lapy2(g, &acc, s, self.element));
         let xs = g.math(MathUnary::AbsF, x);
-        let norm = lapy2(g, &xs, &rest, self.element);
+        let norm = lapy2(g, &xs, &rest_norm, self.element);
         let signed = g.copysign(&norm, x);
         let beta = g.negf(&signed);
         let gap = g.arith(Arith::SubF, &beta, x);
@@ -489,14 +496,16 @@ impl Schur {
         let one_f = self.constant(g, 1.0);
         let denominator = g.arith(Arith::SubF, x, &beta);
         let scale = g.arith(Arith::DivF, &one_f, &denominator);
-        let nothing = g.cmpf(CmpF::Oeq, &rest, &zero_f);
-        let v1 = g.arith(Arith::MulF, y, &scale);
-        let v2 = match z {
-            Some(z) => g.arith(Arith::MulF, z, &scale),
-            None => zero_f.clone(),
-        };
+        let nothing = g.cmpf(CmpF::Oeq, &rest_norm, &zero_f);
         let pick = |g: &mut Block, v: &Value, plain: &Value| g.select(&nothing, plain, v);
-        (pick(g, &v1, &zero_f), pick(g, &v2, &zero_f), pick(g, &tau, &zero_f), pick(g, &beta, x))
+        let vs = rest
+            .iter()
+            .map(|y| {
+                let v = g.arith(Arith::MulF, y, &scale);
+                pick(g, &v, &zero_f)
+            })
+            .collect();
+        (vs, pick(g, &tau, &zero_f), pick(g, &beta, x))
     }
 
     /// The small reflector (1, vs...) on `rows` (2 or 3 consecutive): T's rows over columns
