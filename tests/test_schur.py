@@ -156,6 +156,38 @@ def test_float32_integers_and_a_stack_through_blockwise():
         assert_sorted(t[k], t_ref[k], "ouc", np.abs(m[k]).max())
 
 
+@pytest.mark.parametrize("mode", ["MLIR", "MLIR_THREADS"])
+def test_stacks_of_matrices_are_one_dispatch_one_workgroup_a_matrix(mode):
+    """Blockwise{Schur} over two batch dims: one dispatch, a workgroup a matrix (parallel on
+    the threaded driver), no loop of the host program; each matrix's form what the core op
+    gives it alone (NaN for the one with an infinity, the others untouched); empty batches
+    and 0 x 0 matrices; a matrix that is not square raises."""
+    s = pt.dtensor4("s")
+    for sort in [None, "iuc"]:
+        f, ref = compile_both([s], list(schur(s, sort=sort)), mode=mode)
+        # A loop of the host program over the batch starts from a barrier (Context::loop_start).
+        assert "util.optimization_barrier" not in f.maker.linker.compiled.mlir
+        rng = np.random.default_rng(4)
+        for shape in [(2, 3, 6, 6), (1, 1, 1, 1), (3, 1, 9, 9), (0, 2, 3, 3), (2, 2, 0, 0)]:
+            m = rng.normal(size=shape) / 2
+            if m.size > 1:
+                m[0, 0, -1, 0] = np.inf
+            t, z = f(m)
+            assert t.shape == z.shape == m.shape
+            if not m.size:
+                continue  # (the C backend's Blockwise raises for an empty batch)
+            t_ref, _ = ref(m)
+            for k in np.ndindex(*shape[:2]):
+                if not np.isfinite(m[k]).all():
+                    assert np.isnan(t[k]).all() and np.isnan(z[k]).all() and np.isnan(t_ref[k]).all()
+                elif shape[-1]:
+                    assert_schur_form(t[k], z[k], m[k], t_ref[k], 1e-14)
+                    if sort:
+                        assert_sorted(t[k], t_ref[k], sort, np.abs(m[k]).max())
+    with pytest.raises(ValueError, match="square"):
+        f(np.ones((2, 1, 2, 3)))
+
+
 @pytest.mark.parametrize("sort", [None, "rhp"])
 def test_non_finite_input_bad_shapes_and_refused_forms(sort):
     """A NaN or an infinity: T and Z NaN, as the Op's perform gives them (the py linker;

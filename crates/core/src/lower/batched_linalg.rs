@@ -2,7 +2,9 @@
 //! kernels of dense_kernels running over the matrices stacked ((B n) x n, the batch dims
 //! collapsed), each matrix's result what the core op gives it alone (NaN where LAPACK
 //! fails). Cholesky, triangular and Cholesky solves, general solves, determinants,
-//! inverses, LU factors and their pivots' permutations (pivots.rs). Each rule returns `None` where it does not apply (GPU targets, a broadcast
+//! inverses, LU factors and their pivots' permutations (pivots.rs); and Schur forms, one
+//! workgroup a matrix (`Block::dispatch_parts`: the kernel is too large for IREE to
+//! bufferize inside a loop over the stack). Each rule returns `None` where it does not apply (GPU targets, a broadcast
 //! batch dim, other variants), and blockwise.rs loops over the batch instead: one
 //! host-loop step a matrix, about 7 us each (a batched solve of 100 5 x 5 systems took
 //! 0.71 ms that way, 27 us stacked; NUMBA 0.10 ms).
@@ -362,5 +364,28 @@ pub fn pivot_to_permutations(cx: &mut Context, b: &mut Block, node: &Node, batch
         return Ok(None);
     }
     super::pivots::batched_pivot_to_permutations(cx, b, node, batch, inverse)?;
+    Ok(Some(()))
+}
+
+/// `Blockwise{Schur}`: `dense_kernels::real_schurs`, one workgroup a matrix, each (T, Z)
+/// what the core op gives its matrix alone.
+pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, output: &str, sort: Option<&str>) -> Result<Option<()>, String> {
+    if !applies(cx, node, batch, &[2]) {
+        return Ok(None);
+    }
+    let sort = super::schur::form(output, sort)?;
+    let x_var = node.inputs[0];
+    let a = square_stack(cx, b, x_var, node.outputs[0], batch, "Schur", ErrorKind::Value)?;
+    let (sizes, count) = batch_sizes(cx, b, x_var, batch)?;
+    let n = b.tensor_dim(&a, 1);
+    let (t, z) = dense_kernels::real_schurs(cx, b, &a, &count, a.tensor().element, sort);
+    let mut shape: Vec<IndexArg> = sizes.into_iter().map(IndexArg::Dyn).collect();
+    shape.extend([IndexArg::Dyn(n.clone()), IndexArg::Dyn(n)]);
+    let full = TensorType::new(vec![None; batch + 2], a.tensor().element);
+    let groups = [(0..batch).collect(), vec![batch], vec![batch + 1]];
+    for (out, m) in node.outputs.iter().zip([t, z]) {
+        let shaped = b.tensor_expand(&m, &groups, full.clone(), &shape);
+        define(cx, b, *out, &shaped, cx.dims(x_var));
+    }
     Ok(Some(()))
 }

@@ -14,16 +14,7 @@ use crate::ir::Node;
 use crate::mlir::Block;
 
 pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: Option<&str>) -> Result<(), String> {
-    if output != "real" {
-        return Err(format!("Schur with output={output:?} (complex results are not supported)"));
-    }
-    let sort = match sort {
-        None => None,
-        Some(name) => Some(dense_kernels::SchurSort::parse(name).ok_or_else(|| format!("Schur with sort={name:?} (not one of scipy's lhp, rhp, iuc, ouc)"))?),
-    };
-    if !scalar::has_sequential_kernels() {
-        return Err("Schur on a GPU target is not lowered (its QR steps are one CPU dispatch of scalar loops)".into());
-    }
+    let sort = form(output, sort)?;
     let x_var = node.inputs[0];
     if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != 2 {
         return Err("Schur of a tensor that is not a matrix".into());
@@ -39,4 +30,20 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, output: &str, sort: O
     define(cx, b, node.outputs[0], &t, vec![d[0], d[0]]);
     define(cx, b, node.outputs[1], &z, vec![d[0], d[0]]);
     Ok(())
+}
+
+/// The forms lowered: the real one, sorted or not, on the CPU (also for Blockwise stacks,
+/// batched_linalg.rs).
+pub(super) fn form(output: &str, sort: Option<&str>) -> Result<Option<dense_kernels::SchurSort>, String> {
+    if output != "real" {
+        return Err(format!("Schur with output={output:?} (complex results are not supported)"));
+    }
+    let sort = match sort {
+        None => None,
+        Some(name) => Some(dense_kernels::SchurSort::parse(name).ok_or_else(|| format!("Schur with sort={name:?} (not one of scipy's lhp, rhp, iuc, ouc)"))?),
+    };
+    if !scalar::has_sequential_kernels() {
+        return Err("Schur on a GPU target is not lowered (its QR steps are one CPU dispatch of scalar loops)".into());
+    }
+    Ok(sort)
 }

@@ -763,7 +763,42 @@ impl Block {
         (out, flag.expect("a flagged dispatch has a flag"))
     }
 
+    /// [`Block::dispatch_workgroups`] over `count` workgroups, one a part of a vector
+    /// output (of `total` elements of `element`): `body` gets the operands and its
+    /// workgroup's id (an `index` in [0, count)) and returns its part, a vector, which
+    /// lands at id times the part's length. The parts are each a small tensor of their own
+    /// (a batch's matrices, one a workgroup), where a loop over them inside one workgroup
+    /// carries the whole output through every step, and IREE 3.13's bufferization of a
+    /// large kernel nested that way did not finish.
+    ///
+    /// The body starts its part from the `tensor.empty` of `part` elements it is given:
+    /// made with the same size as the store, which lets IREE bufferize it into the
+    /// output's slice (a part of a size of the body's own was a stack allocation, refused).
+    pub fn dispatch_parts(&mut self, operands: &[Value], (element, total): (ScalarType, &Value), (count, part): (&Value, &Value), body: impl FnOnce(&mut Block, &[Value], &Value, Value) -> Value) -> Value {
+        let ty = TensorType::new(vec![None], element);
+        let mut with_part = operands.to_vec();
+        with_part.push(part.clone());
+        self.dispatch_in(&with_part, (ty.clone(), vec![total.clone()]), false, Some(count), |k, args, id| {
+            let (part, args) = args.split_last().expect("the part's size");
+            let start = k.tensor_empty(ty, std::slice::from_ref(part));
+            (body(k, args, id.expect("a workgroup id"), start), None)
+        })
+        .0
+    }
+
     fn dispatch(&mut self, operands: &[Value], output: (TensorType, Vec<Value>), flagged: bool, body: impl FnOnce(&mut Block, &[Value]) -> (Value, Option<Value>)) -> (Value, Option<Value>) {
+        self.dispatch_in(operands, output, flagged, None, |k, args, _| body(k, args))
+    }
+
+    /// A dispatch of one workgroup, or of `count` that write parts of a vector output.
+    fn dispatch_in(
+        &mut self,
+        operands: &[Value],
+        output: (TensorType, Vec<Value>),
+        flagged: bool,
+        count: Option<&Value>,
+        body: impl FnOnce(&mut Block, &[Value], Option<&Value>) -> (Value, Option<Value>),
+    ) -> (Value, Option<Value>) {
         let (out_ty, out_sizes) = output;
         assert_eq!(out_ty.shape.iter().filter(|d| d.is_none()).count(), out_sizes.len(), "a dispatch result needs one size per dynamic dim");
         // Every dynamic size goes in as an index operand too: the body loads and stores
@@ -830,10 +865,19 @@ impl Block {
                 Type::Scalar(_) => loaded.push(args[k].clone()),
             }
         }
-        let (result, flag) = body(&mut inner, &loaded);
+        let id = count.map(|_| inner.def(ScalarType::Index.into(), "flow.dispatch.workgroup.id[0] : index".to_string()));
+        let (result, flag) = body(&mut inner, &loaded, id.as_ref());
         assert_eq!(result.tensor(), &out_ty, "a dispatch body returns its output's type");
         assert_eq!(flag.is_some(), flagged, "a flagged dispatch's body returns a flag, another's none");
-        let (range, dims) = access(&out_ty, &args[next_size..]);
+        let (range, dims) = match &id {
+            None => access(&out_ty, &args[next_size..]),
+            Some(id) => {
+                // The part's size: dispatch_parts' last operand.
+                let part = loaded.last().expect("the part's size").clone();
+                let at = inner.arith(Arith::MulI, id, &part);
+                (format!("offsets = [{}], sizes = [{}], strides = [1]", at.name, part.name), format!("{{{}}}", join_names(&args[next_size..])))
+            }
+        };
         inner.line(&format!(
             "iree_tensor_ext.dispatch.tensor.store {}, {out_arg}, {range} : {out_ty} -> {}{dims}",
             result.name,
@@ -856,17 +900,28 @@ impl Block {
         let result_dims = if out_sizes.is_empty() { String::new() } else { format!("{{{}}}", join_names(&out_sizes)) };
         let result_types = if flagged { format!("({out_ty}{result_dims}, {flag_ty})") } else { format!("{out_ty}{result_dims}") };
         let head = if flagged { format!("{name}:2") } else { name.clone() };
+        let workload = count.map_or_else(String::new, |c| format!("[{}]", c.name));
         self.line(&format!(
-            "{head} = flow.dispatch.workgroups({}) : ({}) -> {result_types} =",
+            "{head} = flow.dispatch.workgroups{workload}({}) : ({}) -> {result_types} =",
             join_names(&outer),
             outer_types.join(", ")
         ));
         self.line(&format!("    ({}) {{", declared.join(", ")));
         self.text.push_str(&inner.text);
         let one = self.fresh();
-        self.line("} count() -> (index, index, index) {");
-        self.line(&format!("  {one} = arith.constant 1 : index"));
-        self.line(&format!("  flow.return {one}, {one}, {one} : index, index, index"));
+        match count {
+            None => {
+                self.line("} count() -> (index, index, index) {");
+                self.line(&format!("  {one} = arith.constant 1 : index"));
+                self.line(&format!("  flow.return {one}, {one}, {one} : index, index, index"));
+            }
+            Some(_) => {
+                let x = self.fresh();
+                self.line(&format!("}} count({x}: index) -> (index, index, index) {{"));
+                self.line(&format!("  {one} = arith.constant 1 : index"));
+                self.line(&format!("  flow.return {x}, {one}, {one} : index, index, index"));
+            }
+        }
         self.line("}");
         if flagged {
             (Value { name: format!("{name}#0"), ty: out_ty.into() }, Some(Value { name: format!("{name}#1"), ty: flag_ty.into() }))

@@ -28,7 +28,7 @@ mod real_schur;
 mod symmetric_eigen;
 
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
-pub(super) use real_schur::{real_schur, Sort as SchurSort};
+pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};
 pub(super) use symmetric_eigen::symmetric_eigen;
 
 use super::linalg::LastColumn;
@@ -73,6 +73,56 @@ fn region(
     });
     let shape = TensorType::new(vec![None, None], element);
     b.tensor_unflatten(&flat, shape, &[IndexArg::Dyn(rows.clone()), IndexArg::Dyn(cols.clone())])
+}
+
+/// [`region`] over a batch of `count` matrices: one workgroup a matrix, each building its
+/// own `rows` x `cols` result (the results stacked, (count rows) x cols). `body` gets
+/// each of `matrices` (stacked, (count r) x c) as the workgroup's own matrix (a [`Flat`]
+/// based there), then `scalars`, and the result to start from (not yet written). On a multi-threaded driver the workgroups run in
+/// parallel.
+fn region_parts(
+    cx: &mut Context,
+    b: &mut Block,
+    element: ScalarType,
+    count: &Value,
+    (rows, cols): (&Value, &Value),
+    matrices: &[&Value],
+    scalars: &[&Value],
+    body: impl FnOnce(&mut Block, &[Flat], &[Value], Value) -> Value,
+) -> Value {
+    cx.sequential_kernels = true;
+    let all_rows = b.arith(Arith::MulI, count, rows);
+    let part = b.arith(Arith::MulI, rows, cols);
+    let total = b.arith(Arith::MulI, &all_rows, cols);
+    let mut operands: Vec<Value> = Vec::new();
+    for m in matrices {
+        operands.push(b.tensor_flatten(m));
+    }
+    for m in matrices {
+        operands.push(b.tensor_dim(m, 1));
+    }
+    // Each input matrix's size: its stack's / count (0 for an empty batch).
+    let one = b.constant_index(1);
+    let divisor = b.arith(Arith::MaxUI, count, &one);
+    for m in matrices {
+        let stacked = b.tensor_dim(m, 0);
+        let r = b.arith(Arith::DivUI, &stacked, &divisor);
+        let c = b.tensor_dim(m, 1);
+        operands.push(b.arith(Arith::MulI, &r, &c));
+    }
+    operands.extend(scalars.iter().map(|&v| v.clone()));
+    let n = matrices.len();
+    let flat = b.dispatch_parts(&operands, (element, &total), (count, &part), |k, args, id, start| {
+        let inputs: Vec<Flat> = (0..n)
+            .map(|m| {
+                let base = k.arith(Arith::MulI, id, &args[2 * n + m]);
+                Flat { data: args[m].clone(), cols: args[n + m].clone(), base: Some(base) }
+            })
+            .collect();
+        body(k, &inputs, &args[3 * n..], start)
+    });
+    let shape = TensorType::new(vec![None, None], element);
+    b.tensor_unflatten(&flat, shape, &[IndexArg::Dyn(all_rows), IndexArg::Dyn(cols.clone())])
 }
 
 /// A matrix as a kernel reads it: its elements in C order and its row length; where
@@ -132,6 +182,12 @@ impl Flat {
 /// vectorizer makes vector loads and stores (an element a step stayed scalar), then the
 /// rest one by one.
 pub(super) fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> Value {
+    let zero = g.constant_index(0);
+    copied_from(g, data, &zero, size, into)
+}
+
+/// [`copied`] from `data`'s elements at `from` on.
+fn copied_from(g: &mut Block, data: &Value, from: &Value, size: &Value, into: Value) -> Value {
     let (zero, one, lanes) = (g.constant_index(0), g.constant_index(1), g.constant_index(LANES));
     let end = chunked_end(g, &zero, size);
     let r = g
@@ -140,7 +196,13 @@ pub(super) fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> 
                 let offset = h.constant_index(lane);
                 h.arith(Arith::AddI, at, &offset)
             }).collect();
-            let values: Vec<Value> = places.iter().map(|p| h.tensor_extract(data, std::slice::from_ref(p))).collect();
+            let values: Vec<Value> = places
+                .iter()
+                .map(|p| {
+                    let q = h.arith(Arith::AddI, from, p);
+                    h.tensor_extract(data, &[q])
+                })
+                .collect();
             let mut t = t[0].clone();
             for (v, p) in values.iter().zip(&places) {
                 t = h.tensor_insert(v, &t, std::slice::from_ref(p));
@@ -150,7 +212,8 @@ pub(super) fn copied(g: &mut Block, data: &Value, size: &Value, into: Value) -> 
         .unwrap_or_else(|e| unreachable!("{e}"));
     let r = g
         .scf_for(&end, size, &one, &r, |h, at, t| {
-            let v = h.tensor_extract(data, std::slice::from_ref(at));
+            let q = h.arith(Arith::AddI, from, at);
+            let v = h.tensor_extract(data, &[q]);
             Ok::<_, String>(vec![h.tensor_insert(&v, &t[0], std::slice::from_ref(at))])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));

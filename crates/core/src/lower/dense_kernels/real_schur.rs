@@ -19,10 +19,10 @@ mod reorder;
 
 pub(in crate::lower) use reorder::Sort;
 
-use super::{add_multiple, copied, last_where, minus_dot, reflector, region, rotate, transpose_in_place, turn, Flat};
+use super::{add_multiple, copied_from, last_where, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, turn, Flat};
 use crate::lower::Context;
 use crate::lower::qr::lapy2;
-use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, Value};
+use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
 
 /// Francis steps in all before the kernel gives up, per row (dlahqr allows 30 max(10, n)
 /// in all): T and Z are then NaN, as PyTensor reports gees' failure.
@@ -38,37 +38,63 @@ const EXCEPTIONAL_EVERY: i64 = 10;
 /// infinity, the QR steps ran out or a reordering swap was refused.
 pub(in crate::lower) fn real_schur(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, sort: Option<Sort>) -> (Value, Value) {
     let n = b.tensor_dim(a, 0);
-    let two = b.constant_index(2);
-    let rows = b.arith(Arith::AddI, &n, &two);
-    let rows = b.arith(Arith::AddI, &rows, &n);
+    let rows = kernel_rows(b, &n);
     let out = region(cx, b, element, (&rows, &n), &[a], &[], |k, m, _| {
-        let n = m[0].cols.clone();
-        let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let size = k.arith(Arith::MulI, &n, &n);
-        let two = k.constant_index(2);
-        let total = k.arith(Arith::AddI, &n, &two);
-        let total = k.arith(Arith::AddI, &total, &n);
-        let begin = Flat::start(k, element, &total, &n);
-        let data = copied(k, &m[0].data, &size, begin);
-        // Z^T = I to start.
-        let (zero_f, one_f) = (k.constant_f64(0.0, element), k.constant_f64(1.0, element));
-        let eye = k
-            .scf_for(&zero, &n, &one, &[data], |h, i, d| {
-                h.scf_for(&zero, &n, &one, d, |e, j, d| {
-                    let on = e.cmpi(CmpI::Eq, i, j);
-                    let v = e.select(&on, &one_f, &zero_f);
-                    let row = e.arith(Arith::AddI, &n, i);
-                    Ok::<_, String>(vec![Flat::result(&d[0], &n).set(e, &v, &row, j)])
-                })
-            })
-            .unwrap_or_else(|e: String| unreachable!("{e}"));
-        Schur { n, element, sort }.run(k, eye[0].clone())
+        let total = kernel_rows(k, &m[0].cols);
+        let begin = Flat::start(k, element, &total, &m[0].cols);
+        body(k, &m[0], element, sort, begin)
     });
-    // The kernel's rows: T's n, then Z's (Z^T transposed in place), then scratch.
-    let square = [IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())];
-    let t = b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0)], &square);
-    let z = b.tensor_extract_slice(&out, &[IndexArg::Dyn(n.clone()), IndexArg::Const(0)], &square);
+    // T's rows, then Z's.
+    let [t, z] = [IndexArg::Const(0), IndexArg::Dyn(n.clone())].map(|at| {
+        let square = [IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())];
+        b.tensor_extract_slice(&out, &[at, IndexArg::Const(0)], &square)
+    });
     (t, z)
+}
+
+/// [`real_schur`] of each of `count` n x n matrices stacked in `a` ((count n) x n), one
+/// workgroup a matrix: their T and Z as count x n x n tensors.
+pub(in crate::lower) fn real_schurs(cx: &mut Context, b: &mut Block, a: &Value, count: &Value, element: ScalarType, sort: Option<Sort>) -> (Value, Value) {
+    let n = b.tensor_dim(a, 1);
+    let rows = kernel_rows(b, &n);
+    let out = region_parts(cx, b, element, count, (&rows, &n), &[a], &[], |k, m, _, begin| body(k, &m[0], element, sort, begin));
+    let shape = TensorType::new(vec![None, None, None], element);
+    let out = b.tensor_expand(&out, &[vec![0, 1], vec![2]], shape, &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(rows), IndexArg::Dyn(n.clone())]);
+    let [t, z] = [IndexArg::Const(0), IndexArg::Dyn(n.clone())].map(|at| {
+        let cube = [IndexArg::Dyn(count.clone()), IndexArg::Dyn(n.clone()), IndexArg::Dyn(n.clone())];
+        b.tensor_extract_slice(&out, &[IndexArg::Const(0), at, IndexArg::Const(0)], &cube)
+    });
+    (t, z)
+}
+
+/// The kernel's rows: T's n, then Z's (Z^T transposed in place), then two of scratch.
+fn kernel_rows(b: &mut Block, n: &Value) -> Value {
+    let two = b.constant_index(2);
+    let rows = b.arith(Arith::AddI, n, &two);
+    b.arith(Arith::AddI, &rows, n)
+}
+
+/// The kernel of the matrix `a` (n x n, where its Flat says) into `begin` (not yet
+/// written): [T; Z; scratch].
+fn body(k: &mut Block, a: &Flat, element: ScalarType, sort: Option<Sort>, begin: Value) -> Value {
+    let n = a.cols.clone();
+    let (zero, one) = (k.constant_index(0), k.constant_index(1));
+    let size = k.arith(Arith::MulI, &n, &n);
+    let from = a.base.clone().unwrap_or_else(|| zero.clone());
+    let data = copied_from(k, &a.data, &from, &size, begin);
+    // Z^T = I to start.
+    let (zero_f, one_f) = (k.constant_f64(0.0, element), k.constant_f64(1.0, element));
+    let eye = k
+        .scf_for(&zero, &n, &one, &[data], |h, i, d| {
+            h.scf_for(&zero, &n, &one, d, |e, j, d| {
+                let on = e.cmpi(CmpI::Eq, i, j);
+                let v = e.select(&on, &one_f, &zero_f);
+                let row = e.arith(Arith::AddI, &n, i);
+                Ok::<_, String>(vec![Flat::result(&d[0], &n).set(e, &v, &row, j)])
+            })
+        })
+        .unwrap_or_else(|e: String| unreachable!("{e}"));
+    Schur { n, element, sort }.run(k, eye[0].clone())
 }
 
 /// The kernel's sizes.
