@@ -2,8 +2,8 @@
 lower/dense_kernels/symmetric_eigen.rs; on GPUs cyclic Jacobi rotations) against the C backend
 (scipy's syevd) on the same inputs: eigenvalues ascending and equal within rounding,
 eigenvectors orthonormal, reconstructing A and equal to scipy's up to sign where the
-eigenvalues are distinct; the lower or upper triangle read; float32; a stack through
-Blockwise; the gradient; degenerate, zero and empty matrices; non-finite input; a matrix
+eigenvalues are distinct; the lower or upper triangle read; float32; stacks through
+Blockwise (one dispatch on the CPU); the gradient; degenerate, zero and empty matrices; non-finite input; a matrix
 that is not square."""
 
 import numpy as np
@@ -84,6 +84,36 @@ def test_float32_and_a_stack_through_blockwise():
     assert got[0].dtype == np.float32 == want[0].dtype
     assert_eigensystem(got[0].astype(float), got[1].astype(float), a.astype(float), want[0].astype(float), want[1].astype(float), rtol=2e-6)
     np.testing.assert_allclose(got[2], want[2], rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_stacks_are_one_dispatch_one_workgroup_a_matrix(lower):
+    """Blockwise{Eigh} and {Eigvalsh} over two batch dims on the CPU: one dispatch of one
+    workgroup a matrix (no loop of the host program), each matrix's eigensystem what the
+    core op gives it alone, its triangle read; a non-finite element anywhere raises
+    scipy's ValueError and matrices that are not square numpy's LinAlgError, as the C
+    backend's loop; empty batches and 0 x 0 matrices."""
+    x = pt.dtensor4("x")
+    outs = [*pt.linalg.eigh(x, lower=lower), eigvalsh(x, None, lower=lower)]
+    f, ref = compile_both([x], outs)
+    assert "util.optimization_barrier" not in f.maker.linker.compiled.mlir
+    rng = np.random.default_rng(5)
+    for shape in [(2, 3, 5, 5), (1, 1, 1, 1), (3, 1, 12, 12)]:
+        m = rng.normal(size=shape)
+        m[0, 0] = np.diag([1.0, 1.0, 2.0, 2.0, 3.0] * 3)[: shape[-1], : shape[-1]]  # repeated eigenvalues
+        w, v, vals = f(m)
+        w_ref, v_ref, vals_ref = ref(m)
+        for k in np.ndindex(*shape[:2]):
+            a = np.tril(m[k]) + np.tril(m[k], -1).T if lower else np.triu(m[k]) + np.triu(m[k], 1).T
+            assert_eigensystem(w[k], v[k], a, w_ref[k], v_ref[k], rtol=1e-14)
+            np.testing.assert_allclose(vals[k], vals_ref[k], rtol=0, atol=1e-13 * max(1, np.abs(vals_ref[k]).max()))
+    for shape in [(0, 2, 3, 3), (2, 2, 0, 0)]:
+        assert [r.shape for r in f(np.zeros(shape))] == [shape[:-1], shape, shape[:-1]]
+    bad = rng.normal(size=(2, 2, 3, 3))
+    bad[1, 0, 0, 2] = np.nan
+    raises_like(f, ref, [bad])
+    got_e, _ = raises_like(f, ref, [np.ones((2, 2, 3, 2))])
+    assert type(got_e).__name__ == "LinAlgError"
 
 
 def test_gradient():

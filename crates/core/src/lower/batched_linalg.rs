@@ -2,8 +2,8 @@
 //! kernels of dense_kernels running over the matrices stacked ((B n) x n, the batch dims
 //! collapsed), each matrix's result what the core op gives it alone (NaN where LAPACK
 //! fails). Cholesky, triangular and Cholesky solves, general solves, determinants,
-//! inverses, LU factors and their pivots' permutations (pivots.rs); and Schur forms, one
-//! workgroup a matrix (`Block::dispatch_parts`: the kernel is too large for IREE to
+//! inverses, LU factors and their pivots' permutations (pivots.rs); and Schur forms and
+//! symmetric eigenproblems, one workgroup a matrix (`Block::dispatch_parts`: the kernel is too large for IREE to
 //! bufferize inside a loop over the stack). Each rule returns `None` where it does not apply (GPU targets, a broadcast
 //! batch dim, other variants), and blockwise.rs loops over the batch instead: one
 //! host-loop step a matrix, about 7 us each (a batched solve of 100 5 x 5 systems took
@@ -386,6 +386,36 @@ pub fn schur(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, output:
     for (out, m) in node.outputs.iter().zip([t, z]) {
         let shaped = b.tensor_expand(&m, &groups, full.clone(), &shape);
         define(cx, b, *out, &shaped, cx.dims(x_var));
+    }
+    Ok(Some(()))
+}
+
+/// `Blockwise{Eigh}` and `Blockwise{Eigvalsh}` of one matrix each (not the generalized
+/// problem): `eigen::stacked_eigh`, with the core op's checks (numpy's LinAlgError for
+/// matrices that are not square, scipy's ValueError for a non-finite element anywhere).
+pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, lower: bool, vectors: bool) -> Result<Option<()>, String> {
+    if node.inputs.len() != 1 || !applies(cx, node, batch, &[2]) {
+        return Ok(None);
+    }
+    let what = if vectors { "Eigh" } else { "Eigvalsh" };
+    let x_var = node.inputs[0];
+    let not_square = cx.exception("numpy.linalg.LinAlgError");
+    let a = square_stack(cx, b, x_var, node.outputs[0], batch, what, not_square)?;
+    let not_finite = super::linalg::any_not_finite(b, &a)?;
+    cx.add_check(not_finite, RuntimeCheck { kind: ErrorKind::Value, message: "array must not contain infs or NaNs".into() });
+    let (sizes, count) = batch_sizes(cx, b, x_var, batch)?;
+    let n = b.tensor_dim(&a, 1);
+    let element = a.tensor().element;
+    let (w, v) = super::eigen::stacked_eigh(cx, b, &a, &count, lower, element, vectors)?;
+    let d = cx.dims(x_var);
+    let mut shape: Vec<IndexArg> = sizes.into_iter().map(IndexArg::Dyn).collect();
+    shape.push(IndexArg::Dyn(n.clone()));
+    let w = b.tensor_expand(&w, &[(0..batch).collect(), vec![batch]], TensorType::new(vec![None; batch + 1], element), &shape);
+    define(cx, b, node.outputs[0], &w, d[..=batch].to_vec());
+    if let Some(v) = v {
+        shape.push(IndexArg::Dyn(n));
+        let v = b.tensor_expand(&v, &[(0..batch).collect(), vec![batch], vec![batch + 1]], TensorType::new(vec![None; batch + 2], element), &shape);
+        define(cx, b, node.outputs[1], &v, d);
     }
     Ok(Some(()))
 }

@@ -87,6 +87,8 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         Op::LUFactor => batched_linalg::lu_factor(cx, b, node, batch)?,
         Op::PivotToPermutations { inverse } => batched_linalg::pivot_to_permutations(cx, b, node, batch, *inverse)?,
         Op::Schur { output, sort } => batched_linalg::schur(cx, b, node, batch, output, sort.as_deref())?,
+        Op::Eigh { lower } => batched_linalg::eigh(cx, b, node, batch, *lower, true)?,
+        Op::Eigvalsh { lower } => batched_linalg::eigh(cx, b, node, batch, *lower, false)?,
         // AllocDiag's rule takes leading axes itself: its axes move past the batch's.
         Op::AllocDiag { offset, axis1, axis2 } if batch > 0 => {
             super::construct::alloc_diag(cx, b, node, *offset, axis1 + batch, axis2 + batch)?;

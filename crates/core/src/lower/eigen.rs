@@ -469,13 +469,25 @@ pub(super) fn needs_rotation(g: &mut Block, app: &Value, aqq: &Value, apq: &Valu
 /// it), then the source of each rank, an i64 vector (index tensors cannot cross IREE's
 /// dispatches); the values gathered from it.
 fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, before: CmpF, element: ScalarType) -> Result<(Value, Value), String> {
-    let vec_i = b.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(n));
-    let rank = b.linalg_generic(&[], &[vec_i.clone()], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let i = g.linalg_index(0);
-        let wi = value(g, &i);
+    orders(b, &[], n, &|g, _, k| value(g, k), before, element)
+}
+
+/// [`order`] of each of a batch's vectors (`batch` the sizes of its leading dims;
+/// `value` gets the batch indices too): batch x n tensors.
+fn orders(b: &mut Block, batch: &[Value], n: &Value, value: &dyn Fn(&mut Block, &[Value], &Value) -> Value, before: CmpF, element: ScalarType) -> Result<(Value, Value), String> {
+    let rank = batch.len() + 1;
+    let mut sizes = batch.to_vec();
+    sizes.push(n.clone());
+    let maps = [AffineMap::identity(rank)];
+    let parallel = vec![IteratorType::Parallel; rank];
+    let at = |g: &mut Block| -> (Vec<Value>, Value) { ((0..rank - 1).map(|d| g.linalg_index(d)).collect(), g.linalg_index(rank - 1)) };
+    let vec_i = b.tensor_empty(TensorType::new(vec![None; rank], ScalarType::I64), &sizes);
+    let ranks = b.linalg_generic(&[], &[vec_i.clone()], &maps, &parallel, |g, _| {
+        let (m, i) = at(g);
+        let wi = value(g, &m, &i);
         let (z, o) = (g.constant_index(0), g.constant_index(1));
         let r = g.scf_for(&z, n, &o, &[z.clone()], |lp, j, c| {
-            let wj = value(lp, j);
+            let wj = value(lp, &m, j);
             let ahead = lp.cmpf(before, &wj, &wi);
             let same = lp.cmpf(CmpF::Oeq, &wj, &wi);
             let lower_index = lp.cmpi(CmpI::Ult, j, &i);
@@ -488,11 +500,13 @@ fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, 
         Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
     })?[0]
         .clone();
-    let source = b.linalg_generic(&[], &[vec_i], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let k = g.linalg_index(0);
+    let source = b.linalg_generic(&[], &[vec_i], &maps, &parallel, |g, _| {
+        let (m, k) = at(g);
         let (z, o) = (g.constant_index(0), g.constant_index(1));
         let r = g.scf_for(&z, n, &o, &[z.clone()], |lp, i, c| {
-            let ri = lp.tensor_extract(&rank, &[i.clone()]);
+            let mut place = m.clone();
+            place.push(i.clone());
+            let ri = lp.tensor_extract(&ranks, &place);
             let ri = lp.index_cast(&ri, ScalarType::Index);
             let here = lp.cmpi(CmpI::Eq, &ri, &k);
             Ok::<_, String>(vec![lp.select(&here, i, &c[0])])
@@ -500,15 +514,63 @@ fn order(b: &mut Block, n: &Value, value: &dyn Fn(&mut Block, &Value) -> Value, 
         Ok::<_, String>(vec![g.index_cast(&r[0], ScalarType::I64)])
     })?[0]
         .clone();
-    let init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(n));
-    let sorted = b.linalg_generic(&[], &[init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let k = g.linalg_index(0);
-        let i = g.tensor_extract(&source, &[k]);
+    let init = b.tensor_empty(TensorType::new(vec![None; rank], element), &sizes);
+    let sorted = b.linalg_generic(&[], &[init], &maps, &parallel, |g, _| {
+        let (mut m, k) = at(g);
+        m.push(k);
+        let i = g.tensor_extract(&source, &m);
         let i = g.index_cast(&i, ScalarType::Index);
-        Ok::<_, String>(vec![value(g, &i)])
+        m.pop();
+        Ok::<_, String>(vec![value(g, &m, &i)])
     })?[0]
         .clone();
     Ok((source, sorted))
+}
+
+/// `Eigh` (`vectors`) or `Eigvalsh` of each of `count` matrices stacked in `a` ((count n)
+/// x n, finite), read from their `lower` or upper triangles, on the CPU, one workgroup a
+/// matrix (`dense_kernels::symmetric_eigens`): the eigenvalues, count x n ascending, and
+/// the eigenvectors, count x n x n in columns.
+pub(super) fn stacked_eigh(cx: &mut Context, b: &mut Block, a: &Value, count: &Value, lower: bool, element: ScalarType, vectors: bool) -> Result<(Value, Option<Value>), String> {
+    let n = b.tensor_dim(a, 1);
+    let rows = if vectors { b.arith(Arith::AddI, &n, &n) } else { n.clone() };
+    // Each [A; I] as `rotated` makes it, stacked.
+    let all_rows = b.arith(Arith::MulI, count, &rows);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_rows, n.clone()]);
+    let (nn, rr) = (n.clone(), rows.clone());
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (r, c) = (g.linalg_index(0), g.linalg_index(1));
+        let m = g.arith(Arith::DivUI, &r, &rr);
+        let local = g.arith(Arith::RemUI, &r, &rr);
+        let in_a = g.cmpi(CmpI::Ult, &local, &nn);
+        let row = g.arith(Arith::RemUI, &local, &nn);
+        let (hi, lo) = (g.arith(Arith::MaxUI, &row, &c), g.arith(Arith::MinUI, &row, &c));
+        let (i, j) = if lower { (hi, lo) } else { (lo, hi) };
+        let first = g.arith(Arith::MulI, &m, &nn);
+        let i = g.arith(Arith::AddI, &first, &i);
+        let v = g.tensor_extract(a, &[i, j]);
+        let on_diagonal = g.cmpi(CmpI::Eq, &row, &c);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_a, &v, &id)])
+    })?[0]
+        .clone();
+    let state = dense_kernels::symmetric_eigens(cx, b, &start, count, &rows, element, vectors);
+    let eigenvalue = |g: &mut Block, m: &[Value], k: &Value| g.tensor_extract(&state, &[m[0].clone(), k.clone(), k.clone()]);
+    let (source, w) = orders(b, std::slice::from_ref(count), &n, &eigenvalue, CmpF::Olt, element)?;
+    if !vectors {
+        return Ok((w, None));
+    }
+    let v_init = b.tensor_empty(TensorType::new(vec![None; 3], element), &[count.clone(), n.clone(), n.clone()]);
+    let v = b.linalg_generic(&[], &[v_init], &[AffineMap::identity(3)], &[IteratorType::Parallel; 3], |g, _| {
+        let (m, r, k) = (g.linalg_index(0), g.linalg_index(1), g.linalg_index(2));
+        let i = g.tensor_extract(&source, &[m.clone(), k]);
+        let i = g.index_cast(&i, ScalarType::Index);
+        let row = g.arith(Arith::AddI, &n, &r);
+        Ok::<_, String>(vec![g.tensor_extract(&state, &[m, row, i])])
+    })?[0]
+        .clone();
+    Ok((w, Some(v)))
 }
 
 /// `SVD(full_matrices, compute_uv)`: numpy's singular values, descending, by one-sided

@@ -29,7 +29,7 @@ mod symmetric_eigen;
 
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
 pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};
-pub(super) use symmetric_eigen::symmetric_eigen;
+pub(super) use symmetric_eigen::{symmetric_eigen, symmetric_eigens};
 
 use super::linalg::LastColumn;
 use super::Context;

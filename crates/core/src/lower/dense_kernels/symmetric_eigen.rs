@@ -14,10 +14,10 @@
 //! row, eight columns a step). T's diagonal stays on A's; its off-diagonal moves to s
 //! for the iterations.
 
-use super::{add_multiple, add_multiples, copied, minus_dot, reflector, region, rotate, transpose_in_place, Flat};
+use super::{add_multiple, add_multiples, copied_from, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, Flat};
 use crate::lower::qr::lapy2;
 use crate::lower::Context;
-use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
 
 /// QL iterations per eigenvalue before the kernel gives up (LAPACK's dsteqr allows 30):
 /// the eigenvalues are then all NaN.
@@ -31,26 +31,51 @@ pub(in crate::lower) fn symmetric_eigen(cx: &mut Context, b: &mut Block, start: 
     let one_outside = b.constant_index(1);
     let with_scratch = b.arith(Arith::AddI, &rows, &one_outside);
     let out = region(cx, b, element, (&with_scratch, n), &[start], &[&rows], |k, m, s| {
-        let (src, rows) = (&m[0], s[0].clone());
-        let n = src.cols.clone();
-        let size = k.arith(Arith::MulI, &rows, &n);
-        let one = k.constant_index(1);
-        let total = k.arith(Arith::AddI, &rows, &one);
-        let begin = Flat::start(k, element, &total, &n);
-        let data = copied(k, &src.data, &size, begin);
-        let kernel = Kernel { n: n.clone(), scratch: rows, element, vectors };
-        let data = kernel.tridiagonalize(k, data);
-        let data = kernel.off_diagonal_to_scratch(k, data);
-        let data = if vectors { kernel.accumulate(k, data) } else { data };
-        let data = kernel.iterate(k, data);
-        if vectors {
-            let square = k.arith(Arith::MulI, &n, &n);
-            transpose_in_place(k, &Flat::result(&data, &n).at(&square), &n)
-        } else {
-            data
-        }
+        let total = with_rows(k, &s[0]);
+        let begin = Flat::start(k, element, &total, &m[0].cols);
+        body(k, &m[0], &s[0], element, vectors, begin)
     });
     b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0)], &[IndexArg::Dyn(rows), IndexArg::Dyn(n.clone())])
+}
+
+/// [`symmetric_eigen`] of each of `count` starts stacked in `start` ((count rows) x n),
+/// one workgroup a matrix: count x rows x n.
+pub(in crate::lower) fn symmetric_eigens(cx: &mut Context, b: &mut Block, start: &Value, count: &Value, rows: &Value, element: ScalarType, vectors: bool) -> Value {
+    let n = b.tensor_dim(start, 1);
+    let one_outside = b.constant_index(1);
+    let with_scratch = b.arith(Arith::AddI, rows, &one_outside);
+    let out = region_parts(cx, b, element, count, (&with_scratch, &n), &[start], &[rows], |k, m, s, begin| body(k, &m[0], &s[0], element, vectors, begin));
+    let shape = TensorType::new(vec![None, None, None], element);
+    let out = b.tensor_expand(&out, &[vec![0, 1], vec![2]], shape, &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(with_scratch), IndexArg::Dyn(n.clone())]);
+    let cube = [IndexArg::Dyn(count.clone()), IndexArg::Dyn(rows.clone()), IndexArg::Dyn(n)];
+    b.tensor_extract_slice(&out, &[IndexArg::Const(0), IndexArg::Const(0), IndexArg::Const(0)], &cube)
+}
+
+/// `rows` and the scratch row.
+fn with_rows(k: &mut Block, rows: &Value) -> Value {
+    let one = k.constant_index(1);
+    k.arith(Arith::AddI, rows, &one)
+}
+
+/// The kernel of the start `src` (`rows` x n where its Flat says) into `begin` (not yet
+/// written).
+fn body(k: &mut Block, src: &Flat, rows: &Value, element: ScalarType, vectors: bool, begin: Value) -> Value {
+    let n = src.cols.clone();
+    let size = k.arith(Arith::MulI, rows, &n);
+    let zero = k.constant_index(0);
+    let from = src.base.clone().unwrap_or(zero);
+    let data = copied_from(k, &src.data, &from, &size, begin);
+    let kernel = Kernel { n: n.clone(), scratch: rows.clone(), element, vectors };
+    let data = kernel.tridiagonalize(k, data);
+    let data = kernel.off_diagonal_to_scratch(k, data);
+    let data = if vectors { kernel.accumulate(k, data) } else { data };
+    let data = kernel.iterate(k, data);
+    if vectors {
+        let square = k.arith(Arith::MulI, &n, &n);
+        transpose_in_place(k, &Flat::result(&data, &n).at(&square), &n)
+    } else {
+        data
+    }
 }
 
 /// The kernel's sizes: n, the scratch row's index, the element type, whether Q^T's rows
