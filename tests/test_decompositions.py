@@ -236,6 +236,26 @@ def test_batched_through_blockwise():
         h(rng.normal(size=(2, 5, 3)))
 
 
+def test_qr_stacks_are_one_dispatch_one_workgroup_a_matrix():
+    """Blockwise{QR} in modes full, economic and r over two batch dims on the CPU: one
+    dispatch a kernel, one workgroup a matrix, no loop of the host program; each matrix's
+    factors LAPACK's (signs included), square, tall and wide; empty batches and matrices."""
+    a = pt.dtensor4("a")
+    outs = [*qr(a), *qr(a, mode="economic"), qr(a, mode="r")]
+    f, ref = compile_both([a], outs)
+    assert "util.optimization_barrier" not in f.maker.linker.compiled.mlir
+    rng = np.random.default_rng(8)
+    for shape in [(2, 3, 5, 5), (1, 2, 7, 4), (2, 1, 4, 7), (1, 1, 1, 1)]:
+        m = rng.normal(size=shape)
+        m[0, 0, :, 0] = 0.0  # a zero column: its reflector is the identity (tau = 0)
+        compare(f, ref, m, 1e-12, 1e-14, repr(shape))
+    for shape in [(0, 2, 3, 4), (2, 2, 0, 3), (2, 1, 3, 0)]:
+        m, n = shape[-2:]
+        k = min(m, n)
+        want = [(m, m), (m, n), (m, k), (k, n), (m, n)]
+        assert [r.shape for r in f(np.zeros(shape))] == [shape[:2] + w for w in want]
+
+
 def test_gradients_like_the_c_backend():
     """pytensor.grad through each LU form (PyTensor's L_op: triangular solves; permute_l
     recomputes the factors) and QR's modes, on matrices of static shapes (with unknown

@@ -702,32 +702,48 @@ pub(super) fn qr_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element
     let one_outside = b.constant_index(1);
     let rows = b.arith(Arith::AddI, &n, &one_outside);
     region(cx, b, element, (&rows, &m), &[at], &[&n], |k, a, s| {
-        let (a, n) = (&a[0], s[0].clone());
-        let m = a.cols.clone();
-        let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let rows = k.arith(Arith::AddI, &n, &one);
-        let size = k.arith(Arith::MulI, &n, &m);
-        let begin = Flat::start(k, element, &rows, &m);
-        let zero_f = k.constant_f64(0.0, element);
-        let copied = vec![copied(k, &a.data, &size, begin)];
-        let start = k
-            .scf_for(&zero, &m, &one, &copied, |g, c, t| Ok::<_, String>(vec![Flat::result(&t[0], &m).set(g, &zero_f, &n, c)]))
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        let steps = k.arith(Arith::MinUI, &m, &n);
-        let r = k
-            .scf_for(&zero, &steps, &one, &start, |g, j, t| {
-                let w = Flat::result(&t[0], &m);
-                let next = g.arith(Arith::AddI, j, &one);
-                let (stored, beta, tau) = reflector(g, &w, j, j, (&next, &m), element);
-                let w = Flat::result(&stored, &m);
-                let t = w.set(g, &beta, j, j);
-                let t = Flat::result(&t, &m).set(g, &tau, &n, j);
-                let v = |h: &mut Block, w: &Flat, r: &Value| w.get(h, j, r);
-                Ok(vec![reflect_rows(g, &Flat::result(&t, &m), &v, &tau, j, &n, element)])
-            })
-            .unwrap_or_else(|e: String| unreachable!("{e}"));
-        r[0].clone()
+        let one = k.constant_index(1);
+        let rows = k.arith(Arith::AddI, &s[0], &one);
+        let begin = Flat::start(k, element, &rows, &a[0].cols);
+        qr_reflectors_of(k, &a[0], &s[0], element, begin)
     })
+}
+
+/// [`qr_reflectors`] of each of `count` matrices a^T (n x m) stacked in `at` ((count n) x
+/// m), one workgroup a matrix: the w^T stacked, (count (n + 1)) x m.
+pub(super) fn qr_reflectors_stacked(cx: &mut Context, b: &mut Block, at: &Value, count: &Value, n: &Value, element: ScalarType) -> Value {
+    let m = b.tensor_dim(at, 1);
+    let one_outside = b.constant_index(1);
+    let rows = b.arith(Arith::AddI, n, &one_outside);
+    region_parts(cx, b, element, count, (&rows, &m), &[at], &[n], |k, a, s, begin| qr_reflectors_of(k, &a[0], &s[0], element, begin))
+}
+
+/// The kernel of `qr_reflectors` on a^T (n x m where its Flat says) into `begin`.
+fn qr_reflectors_of(k: &mut Block, a: &Flat, n: &Value, element: ScalarType, begin: Value) -> Value {
+    let n = n.clone();
+    let m = a.cols.clone();
+    let (zero, one) = (k.constant_index(0), k.constant_index(1));
+    let size = k.arith(Arith::MulI, &n, &m);
+    let zero_f = k.constant_f64(0.0, element);
+    let from = a.base.clone().unwrap_or_else(|| zero.clone());
+    let copied = vec![copied_from(k, &a.data, &from, &size, begin)];
+    let start = k
+        .scf_for(&zero, &m, &one, &copied, |g, c, t| Ok::<_, String>(vec![Flat::result(&t[0], &m).set(g, &zero_f, &n, c)]))
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let steps = k.arith(Arith::MinUI, &m, &n);
+    let r = k
+        .scf_for(&zero, &steps, &one, &start, |g, j, t| {
+            let w = Flat::result(&t[0], &m);
+            let next = g.arith(Arith::AddI, j, &one);
+            let (stored, beta, tau) = reflector(g, &w, j, j, (&next, &m), element);
+            let w = Flat::result(&stored, &m);
+            let t = w.set(g, &beta, j, j);
+            let t = Flat::result(&t, &m).set(g, &tau, &n, j);
+            let v = |h: &mut Block, w: &Flat, r: &Value| w.get(h, j, r);
+            Ok(vec![reflect_rows(g, &Flat::result(&t, &m), &v, &tau, j, &n, element)])
+        })
+        .unwrap_or_else(|e: String| unreachable!("{e}"));
+    r[0].clone()
 }
 
 /// dlarfg's reflector H (H (alpha, x) = (beta, 0), H = I - tau (1, v) (1, v)^T) for row
@@ -776,43 +792,56 @@ fn reflector(g: &mut Block, t: &Flat, row: &Value, head: &Value, (from, to): (&V
 pub(super) fn qr_accumulate(cx: &mut Context, b: &mut Block, wt: &Value, n: &Value, k: &Value, columns: &Value, element: ScalarType) -> Value {
     let m = b.tensor_dim(wt, 1);
     region(cx, b, element, (columns, &m), &[wt], &[n, k, columns], |g, w, s| {
-        let (w, n, k, columns) = (&w[0], s[0].clone(), s[1].clone(), s[2].clone());
-        let m = w.cols.clone();
-        let (zero, one) = (g.constant_index(0), g.constant_index(1));
-        let (zero_f, one_f) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-        let begin = Flat::start(g, element, &columns, &m);
-        let eye = g
-            .scf_for(&zero, &columns, &one, &[begin], |h, c, t| {
-                h.scf_for(&zero, &m, &one, t, |e, r, t| {
-                    let on = e.cmpi(CmpI::Eq, r, c);
-                    let v = e.select(&on, &one_f, &zero_f);
-                    Ok::<_, String>(vec![Flat::result(&t[0], &m).set(e, &v, c, r)])
-                })
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        let r = g
-            .scf_for(&zero, &k, &one, &eye, |h, s, t| {
-                let last = h.arith(Arith::SubI, &k, &one);
-                let i = h.arith(Arith::SubI, &last, s);
-                let tau = w.get(h, &n, &i);
-                let (wi, ii) = (w.clone(), i.clone());
-                let v = move |e: &mut Block, _: &Flat, r: &Value| wi.get(e, &ii, r);
-                let q = reflect_rows(h, &Flat::result(&t[0], &m), &v, &tau, &i, &columns, element);
-                // Row i: 1 - tau at i, -tau v_r past it, zeros before.
-                h.scf_for(&zero, &m, &one, &[q], |e, r, q| {
-                    let v_r = w.get(e, &i, r);
-                    let minus_tau = e.negf(&tau);
-                    let below = e.arith(Arith::MulF, &minus_tau, &v_r);
-                    let diagonal = e.arith(Arith::SubF, &one_f, &tau);
-                    let (at, past) = (e.cmpi(CmpI::Eq, r, &i), e.cmpi(CmpI::Ugt, r, &i));
-                    let value = e.select(&past, &below, &zero_f);
-                    let value = e.select(&at, &diagonal, &value);
-                    Ok::<_, String>(vec![Flat::result(&q[0], &m).set(e, &value, &i, r)])
-                })
-            })
-            .unwrap_or_else(|e: String| unreachable!("{e}"));
-        r[0].clone()
+        let begin = Flat::start(g, element, &s[2], &w[0].cols);
+        qr_accumulate_of(g, &w[0], s, element, begin)
     })
+}
+
+/// [`qr_accumulate`] of each of `count` w^T stacked in `wt` ((count (n + 1)) x m), one
+/// workgroup a matrix: the Q^T stacked, (count columns) x m.
+pub(super) fn qr_accumulate_stacked(cx: &mut Context, b: &mut Block, wt: &Value, count: &Value, n: &Value, k: &Value, columns: &Value, element: ScalarType) -> Value {
+    let m = b.tensor_dim(wt, 1);
+    region_parts(cx, b, element, count, (columns, &m), &[wt], &[n, k, columns], |g, w, s, begin| qr_accumulate_of(g, &w[0], s, element, begin))
+}
+
+/// The kernel of `qr_accumulate` on w^T (where its Flat says), sizes [n, k, columns], into
+/// `begin`.
+fn qr_accumulate_of(g: &mut Block, w: &Flat, sizes: &[Value], element: ScalarType, begin: Value) -> Value {
+    let (n, k, columns) = (sizes[0].clone(), sizes[1].clone(), sizes[2].clone());
+    let m = w.cols.clone();
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let (zero_f, one_f) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+    let eye = g
+        .scf_for(&zero, &columns, &one, &[begin], |h, c, t| {
+            h.scf_for(&zero, &m, &one, t, |e, r, t| {
+                let on = e.cmpi(CmpI::Eq, r, c);
+                let v = e.select(&on, &one_f, &zero_f);
+                Ok::<_, String>(vec![Flat::result(&t[0], &m).set(e, &v, c, r)])
+            })
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let r = g
+        .scf_for(&zero, &k, &one, &eye, |h, s, t| {
+            let last = h.arith(Arith::SubI, &k, &one);
+            let i = h.arith(Arith::SubI, &last, s);
+            let tau = w.get(h, &n, &i);
+            let (wi, ii) = (w.clone(), i.clone());
+            let v = move |e: &mut Block, _: &Flat, r: &Value| wi.get(e, &ii, r);
+            let q = reflect_rows(h, &Flat::result(&t[0], &m), &v, &tau, &i, &columns, element);
+            // Row i: 1 - tau at i, -tau v_r past it, zeros before.
+            h.scf_for(&zero, &m, &one, &[q], |e, r, q| {
+                let v_r = w.get(e, &i, r);
+                let minus_tau = e.negf(&tau);
+                let below = e.arith(Arith::MulF, &minus_tau, &v_r);
+                let diagonal = e.arith(Arith::SubF, &one_f, &tau);
+                let (at, past) = (e.cmpi(CmpI::Eq, r, &i), e.cmpi(CmpI::Ugt, r, &i));
+                let value = e.select(&past, &below, &zero_f);
+                let value = e.select(&at, &diagonal, &value);
+                Ok::<_, String>(vec![Flat::result(&q[0], &m).set(e, &value, &i, r)])
+            })
+        })
+        .unwrap_or_else(|e: String| unreachable!("{e}"));
+    r[0].clone()
 }
 
 /// `t` (rows = a matrix's columns) with the reflector H = I - tau (1, v) (1, v)^T applied
