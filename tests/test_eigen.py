@@ -114,6 +114,12 @@ def test_stacks_are_one_dispatch_one_workgroup_a_matrix(lower):
     raises_like(f, ref, [bad])
     got_e, _ = raises_like(f, ref, [np.ones((2, 2, 3, 2))])
     assert type(got_e).__name__ == "LinAlgError"
+    # A batch dim of static size 1 (broadcastable) on the lone operand: stacked too.
+    x1 = pt.tensor("x1", dtype="float64", shape=(1, None, None, None))
+    g, g_ref = compile_both([x1], [eigvalsh(x1, None, lower=lower)])
+    assert "util.optimization_barrier" not in g.maker.linker.compiled.mlir
+    m = rng.normal(size=(1, 3, 4, 4))
+    np.testing.assert_allclose(g(m)[0], g_ref(m)[0], rtol=0, atol=1e-13 * np.abs(m).max() * 4)
 
 
 def test_gradient():

@@ -16,11 +16,13 @@ use crate::ir::{Node, QrMode, VarId};
 use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, ScalarType, TensorType, Value};
 
 /// Whether a batch of `batch` dims can run stacked: on the CPU, no operand broadcasting a
-/// batch dim, every operand of `batch` + its core's dims.
+/// batch dim (a lone operand's static 1 is just a size), every operand of `batch` + its
+/// core's dims.
 fn applies(cx: &Context, node: &Node, batch: usize, core_dims: &[usize]) -> bool {
+    let alone = node.inputs.len() == 1;
     let fits = node.inputs.iter().zip(core_dims).all(|(&v, &core)| {
         let ty = cx.graph.ty(v);
-        ty.ndim() == batch + core && (0..batch).all(|j| !ty.broadcastable(j))
+        ty.ndim() == batch + core && (alone || (0..batch).all(|j| !ty.broadcastable(j)))
     });
     scalar::has_sequential_kernels() && batch > 0 && fits
 }
