@@ -394,6 +394,43 @@ def test_hermitian_pinv():
         assert_same(got, want, rtol=0, atol=1e-11 * max(1.0, float(np.abs(want).max())))
 
 
+@pytest.mark.parametrize("full", [False, True])
+def test_svd_stacks_are_one_dispatch_one_workgroup_a_matrix(full):
+    """Blockwise{SVD} over two batch dims on the CPU: each kernel one dispatch of one
+    workgroup a matrix, no loop of the host program; each matrix's values, U and V^T what
+    the core op gives it alone (square, tall, wide, a zero matrix), values alone too; a
+    matrix with an infinity NaN throughout and its neighbours untouched (checked on ours
+    alone: LAPACK's gesdd did not return on that stack); a NaN raises LinAlgError."""
+    x = pt.dtensor4("x")
+    outs = [*pt.linalg.svd(x, full_matrices=full), pt.linalg.svd(x, compute_uv=False)]
+    f, ref = compile_both([x], outs)
+    assert "util.optimization_barrier" not in f.maker.linker.compiled.mlir
+    rng = np.random.default_rng(9)
+    for shape in [(2, 3, 5, 5), (1, 2, 7, 4), (2, 1, 4, 7)]:
+        m = rng.normal(size=shape)
+        m[0, 0] = 0.0
+        got, want = f(m), ref(m)
+        for k in np.ndindex(*shape[:2]):
+            assert_svd([o[k] for o in got[:3]], [o[k] for o in want[:3]], m[k], 1e-14, full)
+            np.testing.assert_allclose(got[3][k], want[3][k], rtol=0, atol=1e-13 * max(1, want[3][k].max(initial=0)))
+    m = rng.normal(size=(1, 2, 3, 3))
+    clean = f(m)
+    m[0, 0, 1, 2] = np.inf
+    got = f(m)
+    for o, c in zip(got, clean):
+        assert np.isnan(o[0, 0]).all()
+        np.testing.assert_array_equal(o[0, 1], c[0, 1])
+    m[0, 1, 0, 0] = np.nan
+    with pytest.raises(Exception) as e:
+        f(m)
+    assert type(e.value).__name__ == "LinAlgError"
+    for shape in [(0, 2, 3, 4), (2, 2, 0, 3)]:
+        m, n = shape[-2:]
+        k = min(m, n)
+        u, vt = ((m, m), (n, n)) if full else ((m, k), (k, n))
+        assert [r.shape for r in f(np.zeros(shape))] == [shape[:2] + u, shape[:2] + (k,), shape[:2] + vt, shape[:2] + (k,)]
+
+
 def test_svd_gradients():
     """`pytensor.grad` through svd (PyTensor's pullback: a plain graph of U, s, V^T) vs C:
     of the values alone (the pullback builds an economic svd with U and V^T) and of a cost

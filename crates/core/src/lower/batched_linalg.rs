@@ -3,7 +3,7 @@
 //! collapsed), each matrix's result what the core op gives it alone (NaN where LAPACK
 //! fails). Cholesky, triangular and Cholesky solves, general solves, determinants,
 //! inverses, LU factors and their pivots' permutations (pivots.rs); and Schur forms,
-//! symmetric eigenproblems and QR factorizations, one workgroup a matrix (`Block::dispatch_parts`: the kernel is too large for IREE to
+//! symmetric eigenproblems, QR factorizations and SVDs, one workgroup a matrix (`Block::dispatch_parts`: the kernel is too large for IREE to
 //! bufferize inside a loop over the stack). Each rule returns `None` where it does not apply (GPU targets, a broadcast
 //! batch dim, other variants), and blockwise.rs loops over the batch instead: one
 //! host-loop step a matrix, about 7 us each (a batched solve of 100 5 x 5 systems took
@@ -492,6 +492,35 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, mode: QrMo
             define(cx, b, node.outputs[0], &q, with(&d, [d[batch], q_dim]));
             define(cx, b, node.outputs[1], &r, with(&d, [r_dim, d[batch + 1]]));
         }
+    }
+    Ok(Some(()))
+}
+
+/// `Blockwise{SVD}`: `eigen::stacked_svd`, each matrix's values (and U, V^T) what the
+/// core op gives it alone.
+pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, full_matrices: bool, compute_uv: bool) -> Result<Option<()>, String> {
+    if !applies(cx, node, batch, &[2]) {
+        return Ok(None);
+    }
+    let x_var = node.inputs[0];
+    let out_s = node.outputs[usize::from(compute_uv)];
+    let element = working_type(cx.graph.ty(out_s), "SVD")?;
+    let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
+    let (sizes, count) = batch_sizes(cx, b, x_var, batch)?;
+    let a3 = b.tensor_collapse(&a, &[(0..batch).collect(), vec![batch], vec![batch + 1]]);
+    let results = super::eigen::stacked_svd(cx, b, &a3, &count, element, full_matrices, compute_uv)?;
+    let d = cx.dims(x_var);
+    let dk = cx.derived(DimExpr::Min(vec![d[batch], d[batch + 1]]));
+    let (u_columns, vt_rows) = if full_matrices { (d[batch], d[batch + 1]) } else { (dk, dk) };
+    let core: Vec<Vec<Dim>> = if compute_uv { vec![vec![d[batch], u_columns], vec![dk], vec![vt_rows, d[batch + 1]]] } else { vec![vec![dk]] };
+    for ((out, t), core) in node.outputs.iter().zip(&results).zip(core) {
+        let rank = t.tensor().rank();
+        let mut shape: Vec<IndexArg> = sizes.iter().cloned().map(IndexArg::Dyn).collect();
+        shape.extend((1..rank).map(|a| IndexArg::Dyn(b.tensor_dim(t, a))));
+        let groups: Vec<Vec<usize>> = std::iter::once((0..batch).collect()).chain((1..rank).map(|a| vec![batch + a - 1])).collect();
+        let full = TensorType::new(vec![None; batch + rank - 1], element);
+        let shaped = b.tensor_expand(t, &groups, full, &shape);
+        define(cx, b, *out, &shaped, d[..batch].iter().copied().chain(core).collect());
     }
     Ok(Some(()))
 }

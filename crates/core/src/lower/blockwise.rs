@@ -90,6 +90,7 @@ fn looped(cx: &mut Context, b: &mut Block, node: &Node, core: &Op, sig_in: &[Vec
         Op::Eigh { lower } => batched_linalg::eigh(cx, b, node, batch, *lower, true)?,
         Op::Eigvalsh { lower } => batched_linalg::eigh(cx, b, node, batch, *lower, false)?,
         Op::QR { mode, pivoting } => batched_linalg::qr(cx, b, node, batch, *mode, *pivoting)?,
+        Op::SVD { full_matrices, compute_uv } => batched_linalg::svd(cx, b, node, batch, *full_matrices, *compute_uv)?,
         // AllocDiag's rule takes leading axes itself: its axes move past the batch's.
         Op::AllocDiag { offset, axis1, axis2 } if batch > 0 => {
             super::construct::alloc_diag(cx, b, node, *offset, axis1 + batch, axis2 + batch)?;

@@ -28,7 +28,7 @@ use super::qr;
 use super::shapes::DimExpr;
 use super::{dense_kernels, scalar, Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
-use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
@@ -670,6 +670,162 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, co
     define(cx, b, node.outputs[0], &u, vec![d[0], u_columns]);
     define(cx, b, node.outputs[2], &vt, vec![vt_rows, d[1]]);
     Ok(())
+}
+
+/// `SVD` of each of the matrices of `a3` (count x m x n) on the CPU, as `svd` computes one
+/// (see there), each kernel one workgroup a matrix: the values (count x k) and, with
+/// `compute_uv`, U and V^T (count x m x u_columns, count x vt_rows x n). A NaN anywhere
+/// raises numpy's LinAlgError; a matrix with an infinity gets NaN results, the others
+/// theirs.
+pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &Value, element: ScalarType, full_matrices: bool, compute_uv: bool) -> Result<Vec<Value>, String> {
+    let (m, n) = (b.tensor_dim(a3, 1), b.tensor_dim(a3, 2));
+    let flat = b.tensor_collapse(a3, &[vec![0, 1], vec![2]]);
+    let nan = any_nan(b, &flat)?;
+    let failed = cx.exception("numpy.linalg.LinAlgError");
+    cx.add_check(nan, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
+    // Each matrix's infinity (past that check, not finite is infinite).
+    let init = b.tensor_empty(TensorType::new(vec![None], ScalarType::I1), std::slice::from_ref(count));
+    let (mm, nn) = (m.clone(), n.clone());
+    let infinite = b.linalg_generic(&[], &[init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
+        let c = g.linalg_index(0);
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let no = g.constant_int(0, ScalarType::I1);
+        let r = g.scf_for(&z, &mm, &o, &[no], |lp, i, acc| {
+            lp.scf_for(&z, &nn, &o, acc, |q, j, acc| {
+                let v = q.tensor_extract(a3, &[c.clone(), i.clone(), j.clone()]);
+                let size = q.math(MathUnary::AbsF, &v);
+                let inf = q.constant_f64(f64::INFINITY, element);
+                let bad = q.cmpf(CmpF::Oeq, &size, &inf);
+                Ok::<_, String>(vec![q.arith(Arith::OrI, &acc[0], &bad)])
+            })
+        })?;
+        Ok::<_, String>(vec![r[0].clone()])
+    })?[0]
+        .clone();
+    let tall = b.cmpi(CmpI::Uge, &m, &n);
+    let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
+    let rows = if compute_uv { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
+    // Each [W; I] as `one_sided` makes it, stacked.
+    let all_rows = b.arith(Arith::MulI, count, &rows);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_rows, c.clone()]);
+    let (rr, rows_each) = (r.clone(), rows.clone());
+    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (row, j) = (g.linalg_index(0), g.linalg_index(1));
+        let which = g.arith(Arith::DivUI, &row, &rows_each);
+        let i = g.arith(Arith::RemUI, &row, &rows_each);
+        let in_w = g.cmpi(CmpI::Ult, &i, &rr);
+        let o = g.constant_index(1);
+        let last = g.arith(Arith::SubI, &rr, &o);
+        let wi = g.arith(Arith::MinUI, &i, &last);
+        let (ai, aj) = (g.select(&tall, &wi, &j), g.select(&tall, &j, &wi));
+        let v = g.tensor_extract(a3, &[which, ai, aj]);
+        let vi = g.arith(Arith::SubI, &i, &rr);
+        let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
+    })?[0]
+        .clone();
+    // The swept [W; V] of each, transposed: state(x, i, k) = swept[x, k, i].
+    let swept = dense_kernels::jacobi_sweeps_stacked(cx, b, &start, count, &rows, element, most_sweeps(element), compute_uv);
+    let norms_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[count.clone(), c.clone()]);
+    let rr = r.clone();
+    let norms = b.linalg_generic(&[], &[norms_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (x, k) = (g.linalg_index(0), g.linalg_index(1));
+        let (z, o) = (g.constant_index(0), g.constant_index(1));
+        let zero = g.constant_f64(0.0, element);
+        let sum = g.scf_for(&z, &rr, &o, &[zero], |lp, i, acc| {
+            let w = lp.tensor_extract(&swept, &[x.clone(), k.clone(), i.clone()]);
+            Ok::<_, String>(vec![lp.fma(&w, &w, &acc[0])])
+        })?;
+        Ok::<_, String>(vec![g.math(MathUnary::Sqrt, &sum[0])])
+    })?[0]
+        .clone();
+    let norm = |g: &mut Block, x: &[Value], k: &Value| g.tensor_extract(&norms, &[x[0].clone(), k.clone()]);
+    let (source, sv) = orders(b, std::slice::from_ref(count), &c, &norm, CmpF::Ogt, element)?;
+    // NaN for a matrix with an infinity; `sized` makes a count x rows x cols tensor.
+    let nan_where = |g: &mut Block, x: &Value, v: Value| {
+        let bad = g.tensor_extract(&infinite, std::slice::from_ref(x));
+        let nan = g.constant_f64(f64::NAN, element);
+        g.select(&bad, &nan, &v)
+    };
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[count.clone(), c.clone()]);
+    let values = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (x, k) = (g.linalg_index(0), g.linalg_index(1));
+        let v = g.tensor_extract(&sv, &[x.clone(), k]);
+        Ok::<_, String>(vec![nan_where(g, &x, v)])
+    })?[0]
+        .clone();
+    if !compute_uv {
+        return Ok(vec![values]);
+    }
+    let from = |g: &mut Block, x: &Value, k: &Value| {
+        let i = g.tensor_extract(&source, &[x.clone(), k.clone()]);
+        g.index_cast(&i, ScalarType::Index)
+    };
+    // Each [W_k / s_k] (r x c) transposed and stacked, (count c) x r, for the QR kernels.
+    let all_c = b.arith(Arith::MulI, count, &c);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_c, r.clone()]);
+    let cc = c.clone();
+    let scaled_t = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (row, i) = (g.linalg_index(0), g.linalg_index(1));
+        let (x, k) = (g.arith(Arith::DivUI, &row, &cc), g.arith(Arith::RemUI, &row, &cc));
+        let src = from(g, &x, &k);
+        let w = g.tensor_extract(&swept, &[x.clone(), src, i]);
+        let s = g.tensor_extract(&sv, &[x, k]);
+        let u = g.arith(Arith::DivF, &w, &s);
+        let zero = g.constant_f64(0.0, element);
+        let positive = g.cmpf(CmpF::Ogt, &s, &zero);
+        Ok::<_, String>(vec![g.select(&positive, &u, &zero)])
+    })?[0]
+        .clone();
+    let wt = dense_kernels::qr_reflectors_stacked(cx, b, &scaled_t, count, &c, element);
+    let columns = if full_matrices { r.clone() } else { c.clone() };
+    let qt = dense_kernels::qr_accumulate_stacked(cx, b, &wt, count, &c, &c, &columns, element);
+    let one = b.constant_index(1);
+    let c1 = b.arith(Arith::AddI, &c, &one);
+    let cube = TensorType::new(vec![None; 3], element);
+    let wt = b.tensor_expand(&wt, &[vec![0, 1], vec![2]], cube.clone(), &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(c1), IndexArg::Dyn(r.clone())]);
+    let qt = b.tensor_expand(&qt, &[vec![0, 1], vec![2]], cube, &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(columns), IndexArg::Dyn(r.clone())]);
+    // U's columns from Q (r x columns) times sign(R_jj) for j < c (R_jj = w_jj = wt_jj, read
+    // at clamped indices beyond); V's columns in the values' order.
+    let u_w = |g: &mut Block, x: &Value, i: &Value, j: &Value| {
+        let v = g.tensor_extract(&qt, &[x.clone(), j.clone(), i.clone()]);
+        let one = g.constant_index(1);
+        let last = g.arith(Arith::SubI, &r, &one);
+        let (row, column) = (g.arith(Arith::MinUI, j, &c), g.arith(Arith::MinUI, j, &last));
+        let rjj = g.tensor_extract(&wt, &[x.clone(), row, column]);
+        let zero = g.constant_f64(0.0, element);
+        let negative = g.cmpf(CmpF::Olt, &rjj, &zero);
+        let inside = g.cmpi(CmpI::Ult, j, &c);
+        let flip = g.arith(Arith::AndI, &negative, &inside);
+        let minus = g.negf(&v);
+        g.select(&flip, &minus, &v)
+    };
+    let v_sorted = |g: &mut Block, x: &Value, i: &Value, k: &Value| {
+        let src = from(g, x, k);
+        let row = g.arith(Arith::AddI, &r, i);
+        g.tensor_extract(&swept, &[x.clone(), src, row])
+    };
+    let k = b.arith(Arith::MinUI, &m, &n);
+    let (u_columns, vt_rows) = if full_matrices { (m.clone(), n.clone()) } else { (k.clone(), k) };
+    // A tall: U from W, V^T from V; wide: the other way round (an element read from the
+    // one picked only: the other may be smaller).
+    let picked = |b: &mut Block, (rows, cols): (&Value, &Value), transposed: bool| -> Result<Value, String> {
+        let init = b.tensor_empty(TensorType::new(vec![None; 3], element), &[count.clone(), rows.clone(), cols.clone()]);
+        Ok(b.linalg_generic(&[], &[init], &[AffineMap::identity(3)], &[IteratorType::Parallel; 3], |g, _| {
+            let (x, i, j) = (g.linalg_index(0), g.linalg_index(1), g.linalg_index(2));
+            let (i, j) = if transposed { (j, i) } else { (i, j) };
+            let v = g.scf_if(&tall, &[element], |t| vec![if transposed { v_sorted(t, &x, &i, &j) } else { u_w(t, &x, &i, &j) }], |e| {
+                vec![if transposed { u_w(e, &x, &i, &j) } else { v_sorted(e, &x, &i, &j) }]
+            });
+            Ok::<_, String>(vec![nan_where(g, &x, v[0].clone())])
+        })?[0]
+            .clone())
+    };
+    let u = picked(b, (&m, &u_columns), false)?;
+    let vt = picked(b, (&vt_rows, &n), true)?;
+    Ok(vec![u, values, vt])
 }
 
 /// The rows x columns matrix `then` where `cond`, else `otherwise`, each element read from

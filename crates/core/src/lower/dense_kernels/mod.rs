@@ -565,57 +565,72 @@ pub(super) fn jacobi_sweeps(cx: &mut Context, b: &mut Block, start: &Value, n: &
     // products and rotations are vector code (strided down columns, an SVD of 200 x 200
     // took 160 ms).
     let swept = region(cx, b, element, (n, &rows), &[start], &[&rows], |k, m, s| {
-        let (s0, rows) = (&m[0], s[0].clone());
-        let n = s0.cols.clone();
-        let (zero, one) = (k.constant_index(0), k.constant_index(1));
-        let begin = Flat::start(k, element, &n, &rows);
-        let copy = k
-            .scf_for(&zero, &rows, &one, &[begin], |g, r, d| {
-                g.scf_for(&zero, &n, &one, d, |h, c, d| {
-                    let v = s0.get(h, r, c);
-                    Ok::<_, String>(vec![Flat::result(&d[0], &rows).set(h, &v, c, r)])
-                })
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        // W's rows: the rows above V (the columns before V's here), or all without V.
-        let w_rows = if vectors { k.arith(Arith::SubI, &rows, &n) } else { rows.clone() };
-        let most = k.constant_index(most);
-        let state = k.scf_while(
-            &[copy[0].clone(), zero.clone()],
-            |g, args| g.cmpi(CmpI::Ult, &args[1], &most),
-            |g, args| {
-                let unset = g.constant_int(0, ScalarType::I1);
-                let swept = g
-                    .scf_for(&zero, &n, &one, &[args[0].clone(), unset], |gp, p, carried| {
-                        let next = gp.arith(Arith::AddI, p, &one);
-                        gp.scf_for(&next, &n, &one, carried, |gq, q, carried| {
-                            let t = Flat::result(&carried[0], &rows);
-                            let (app, aqq, apq) = row_products(gq, &t, &w_rows, p, q, element);
-                            let off = super::eigen::needs_rotation(gq, &app, &aqq, &apq, &n, element);
-                            let ty = carried[0].ty().clone();
-                            let rotated = gq.scf_if_values(
-                                &off,
-                                std::slice::from_ref(&ty),
-                                |h| {
-                                    let (c, sn) = super::eigen::rotation(h, &app, &aqq, &apq, element);
-                                    vec![rotate(h, &t, &rows, (p, q), (&c, &sn))]
-                                },
-                                |_| vec![carried[0].clone()],
-                            );
-                            let any = gq.arith(Arith::OrI, &carried[1], &off);
-                            Ok::<_, String>(vec![rotated[0].clone(), any])
-                        })
-                    })
-                    .unwrap_or_else(|e| unreachable!("{e}"));
-                // A sweep that found every plane diagonal ends the loop.
-                let counted = g.arith(Arith::AddI, &args[1], &one);
-                let count = g.select(&swept[1], &counted, &most);
-                vec![swept[0].clone(), count]
-            },
-        );
-        state[0].clone()
+        let begin = Flat::start(k, element, &m[0].cols, &s[0]);
+        jacobi_of(k, &m[0], &s[0], element, (most, vectors), begin)
     });
     super::linalg::transposed(b, &swept).unwrap_or_else(|e| unreachable!("{e}"))
+}
+
+/// [`jacobi_sweeps`] of each of `count` starts stacked in `start` ((count rows) x n), one
+/// workgroup a matrix: count x n x rows, each [W; V] transposed.
+pub(super) fn jacobi_sweeps_stacked(cx: &mut Context, b: &mut Block, start: &Value, count: &Value, rows: &Value, element: ScalarType, most: i64, vectors: bool) -> Value {
+    let n = b.tensor_dim(start, 1);
+    let swept = region_parts(cx, b, element, count, (&n, rows), &[start], &[rows], |k, m, s, begin| jacobi_of(k, &m[0], &s[0], element, (most, vectors), begin));
+    let shape = TensorType::new(vec![None; 3], element);
+    b.tensor_expand(&swept, &[vec![0, 1], vec![2]], shape, &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(n), IndexArg::Dyn(rows.clone())])
+}
+
+/// The kernel of `jacobi_sweeps` on the start `s0` (`rows` x n where its Flat says) into
+/// `begin`: [W; V] transposed.
+fn jacobi_of(k: &mut Block, s0: &Flat, rows: &Value, element: ScalarType, (most, vectors): (i64, bool), begin: Value) -> Value {
+    let rows = rows.clone();
+    let n = s0.cols.clone();
+    let (zero, one) = (k.constant_index(0), k.constant_index(1));
+    let copy = k
+        .scf_for(&zero, &rows, &one, &[begin], |g, r, d| {
+            g.scf_for(&zero, &n, &one, d, |h, c, d| {
+                let v = s0.get(h, r, c);
+                Ok::<_, String>(vec![Flat::result(&d[0], &rows).set(h, &v, c, r)])
+            })
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    // W's rows: the rows above V (the columns before V's here), or all without V.
+    let w_rows = if vectors { k.arith(Arith::SubI, &rows, &n) } else { rows.clone() };
+    let most = k.constant_index(most);
+    let state = k.scf_while(
+        &[copy[0].clone(), zero.clone()],
+        |g, args| g.cmpi(CmpI::Ult, &args[1], &most),
+        |g, args| {
+            let unset = g.constant_int(0, ScalarType::I1);
+            let swept = g
+                .scf_for(&zero, &n, &one, &[args[0].clone(), unset], |gp, p, carried| {
+                    let next = gp.arith(Arith::AddI, p, &one);
+                    gp.scf_for(&next, &n, &one, carried, |gq, q, carried| {
+                        let t = Flat::result(&carried[0], &rows);
+                        let (app, aqq, apq) = row_products(gq, &t, &w_rows, p, q, element);
+                        let off = super::eigen::needs_rotation(gq, &app, &aqq, &apq, &n, element);
+                        let ty = carried[0].ty().clone();
+                        let rotated = gq.scf_if_values(
+                            &off,
+                            std::slice::from_ref(&ty),
+                            |h| {
+                                let (c, sn) = super::eigen::rotation(h, &app, &aqq, &apq, element);
+                                vec![rotate(h, &t, &rows, (p, q), (&c, &sn))]
+                            },
+                            |_| vec![carried[0].clone()],
+                        );
+                        let any = gq.arith(Arith::OrI, &carried[1], &off);
+                        Ok::<_, String>(vec![rotated[0].clone(), any])
+                    })
+                })
+                .unwrap_or_else(|e| unreachable!("{e}"));
+            // A sweep that found every plane diagonal ends the loop.
+            let counted = g.arith(Arith::AddI, &args[1], &one);
+            let count = g.select(&swept[1], &counted, &most);
+            vec![swept[0].clone(), count]
+        },
+    );
+    state[0].clone()
 }
 
 /// (|w_p|^2, |w_q|^2, w_p . w_q) of rows p and q over the first `len` columns: [`LANES`]
