@@ -12,6 +12,7 @@ import pytensor
 import pytensor.tensor as pt
 import pytest
 from conftest import SUBNORMAL_CASES, assert_same, assert_subnormals_kept, check, compile_both, raises_like, run_in_threads, vulkan_devices
+from test_eigen import assert_svd
 from test_leak import grown_over
 
 import pytensor_mlir
@@ -246,6 +247,28 @@ def test_linear_algebra_float32():
     m = (g @ g.T + 6 * np.eye(6)).astype(F32)
     outs = [pt.linalg.cholesky(a), pt.linalg.solve(a, b), pt.linalg.det(a), pt.linalg.inv(a)]
     vcheck([a, b], outs, [m, rng.normal(size=6).astype(F32)], rtol=1e-4, atol=1e-5)
+
+
+def test_svd_by_the_host_loops_sweeps():
+    """SVD on a GPU target: one-sided Jacobi's sweeps and U's completing QR are loops of the
+    host program (lower/eigen.rs `stacked_svd` with one matrix), float32 against the C
+    backend (numpy's gesdd): values, U and V^T economic and full, tall, wide and rank
+    deficient; a NaN numpy's LinAlgError, an infinity NaN results."""
+    x = pt.matrix("x", dtype=F32)
+    outs = [*pt.linalg.svd(x, full_matrices=False), *pt.linalg.svd(x)]
+    f, ref = compile_both([x], outs, mode=VULKAN)
+    rng = np.random.default_rng(13)
+    low_rank = rng.normal(size=(5, 2)) @ rng.normal(size=(2, 4))
+    for a in [rng.normal(size=(6, 3)), rng.normal(size=(3, 5)), low_rank, np.ones((1, 3))]:
+        a = a.astype(F32)
+        got, want = f(a), ref(a)
+        assert_svd(got[:3], want[:3], a.astype(float), 2e-6, False)
+        assert_svd(got[3:], want[3:], a.astype(float), 2e-6, True)
+    bad = np.array([[1.0, np.nan], [2.0, 3.0]], dtype=F32)
+    got_e, _ = raises_like(f, ref, [bad])
+    assert type(got_e).__name__ == "LinAlgError"
+    got = f(np.array([[1.0, np.inf], [2.0, 3.0]], dtype=F32))
+    assert all(np.isnan(o).all() for o in got)
 
 
 def test_sylvester_solve_by_its_kronecker_form():

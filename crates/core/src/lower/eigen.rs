@@ -4,7 +4,7 @@
 //! matrix read from one triangle, on the CPU by tridiagonal reduction and QL iterations in
 //! one dispatch (dense_kernels/symmetric_eigen.rs), on GPUs by cyclic Jacobi rotations
 //! (Golub & Van Loan 8.5, below); and `SVD` (values, U and V^T) by one-sided Jacobi on the
-//! same rounds (see `svd`).
+//! same rounds (see `stacked_svd`).
 //!
 //! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
 //! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
@@ -25,10 +25,10 @@
 
 use super::linalg::{any_not_finite, define, factor, nan_if, not_positive, operand, substitute, symmetrized, working_type};
 use super::qr;
-use super::shapes::DimExpr;
+use super::shapes::{Dim, DimExpr};
 use super::{dense_kernels, scalar, Context, ErrorKind, RuntimeCheck};
 use crate::ir::Node;
-use crate::mlir::{AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// Sweeps of rotations per type (f64, f32): cyclic Jacobi converges quadratically once the
 /// off-diagonal part is small, in well under 10 sweeps for the sizes PyTensor graphs hold.
@@ -574,15 +574,7 @@ pub(super) fn stacked_eigh(cx: &mut Context, b: &mut Block, a: &Value, count: &V
 }
 
 /// `SVD(full_matrices, compute_uv)`: numpy's singular values, descending, by one-sided
-/// Jacobi (`one_sided`): A V = W with W's columns orthogonal, the values their norms, V's
-/// columns the right singular vectors and U's W's columns over their norms (for a wide A,
-/// the same of A^T, U and V swapped). U's columns where a value is 0, and the m - k beyond
-/// with `full_matrices`, complete an orthonormal basis: Q of the Householder QR
-/// (`qr::reflectors`) of [W_1 / s_1, ..., W_r / s_r, 0, ..., 0] (the zero values come
-/// last in descending order), its column j times the sign of R_jj. Where s_j > 0 that is
-/// W_j / s_j to rounding (the columns are orthonormal already, R = diag(+-1)); where the
-/// column is 0 the reflector is the identity and Q's column is orthogonal to the others.
-/// Signs are as the rotations leave them, not LAPACK's.
+/// Jacobi; the matrix as a stack of one (`stacked_svd`, where the method is).
 pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, compute_uv: bool) -> Result<(), String> {
     let x_var = node.inputs[0];
     if cx.graph.ty(x_var).ndim() != 2 || node.outputs.len() != if compute_uv { 3 } else { 1 } {
@@ -591,92 +583,40 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, co
     let out_s = node.outputs[usize::from(compute_uv)];
     let element = working_type(cx.graph.ty(out_s), "SVD")?;
     let a = operand(cx, b, x_var, cx.graph.ty(out_s).dtype)?;
-    let OneSided { state, r, c, tall, norms, infinite } = one_sided(cx, b, &a, element, true, compute_uv)?;
-    let norm = |g: &mut Block, k: &Value| g.tensor_extract(&norms, &[k.clone()]);
-    let (source, sv) = order(b, &c, &norm, CmpF::Ogt, element)?;
+    let one = b.constant_index(1);
+    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
+    let cube = TensorType::new(vec![None; 3], element);
+    let a3 = b.tensor_expand(&a, &[vec![0, 1], vec![2]], cube, &[IndexArg::Dyn(one.clone()), IndexArg::Dyn(m), IndexArg::Dyn(n)]);
+    let results = stacked_svd(cx, b, &a3, &one, element, full_matrices, compute_uv)?;
     let d = cx.dims(x_var);
     let dk = cx.derived(DimExpr::Min(vec![d[0], d[1]]));
-    let s_out = nan_if(b, &sv, &infinite)?;
-    define(cx, b, out_s, &s_out, vec![dk]);
-    if !compute_uv {
-        return Ok(());
-    }
-    let matrix = |b: &mut Block, rows: &Value, columns: &Value| b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), columns.clone()]);
-    let from = |g: &mut Block, k: &Value| {
-        let i = g.tensor_extract(&source, &[k.clone()]);
-        g.index_cast(&i, ScalarType::Index)
-    };
-    // [W_k / s_k] in descending order of s, 0 where s_k = 0.
-    let init = matrix(b, &r, &c);
-    let scaled = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (i, k) = (g.linalg_index(0), g.linalg_index(1));
-        let src = from(g, &k);
-        let w = g.tensor_extract(&state, &[i, src]);
-        let s = g.tensor_extract(&sv, &[k]);
-        let u = g.arith(Arith::DivF, &w, &s);
-        let zero = g.constant_f64(0.0, element);
-        let positive = g.cmpf(CmpF::Ogt, &s, &zero);
-        Ok::<_, String>(vec![g.select(&positive, &u, &zero)])
-    })?[0]
-        .clone();
-    let w = qr::reflectors(cx, b, &scaled, element)?;
-    let columns = if full_matrices { r.clone() } else { c.clone() };
-    let q = qr::accumulate(cx, b, &w, &r, &c, &c, &columns)?;
-    // Q's columns j < c times sign(R_jj) (w's diagonal; read at a clamped index beyond c).
-    let signed = |b: &mut Block, transposed: bool| {
-        let init = if transposed { matrix(b, &columns, &r) } else { matrix(b, &r, &columns) };
-        let (q, w, r, c) = (q.clone(), w.clone(), r.clone(), c.clone());
-        b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], move |g, _| {
-            let (i, j) = (g.linalg_index(usize::from(transposed)), g.linalg_index(usize::from(!transposed)));
-            let v = g.tensor_extract(&q, &[i, j.clone()]);
-            let one = g.constant_index(1);
-            let last = g.arith(Arith::SubI, &r, &one);
-            let (row, column) = (g.arith(Arith::MinUI, &j, &last), g.arith(Arith::MinUI, &j, &c));
-            let rjj = g.tensor_extract(&w, &[row, column]);
-            let zero = g.constant_f64(0.0, element);
-            let negative = g.cmpf(CmpF::Olt, &rjj, &zero);
-            let inside = g.cmpi(CmpI::Ult, &j, &c);
-            let flip = g.arith(Arith::AndI, &negative, &inside);
-            let minus = g.negf(&v);
-            Ok::<_, String>(vec![g.select(&flip, &minus, &v)])
-        })
-        .map(|r| r[0].clone())
-    };
-    let (u_w, u_w_t) = (signed(b, false)?, signed(b, true)?);
-    // V's columns in the values' order, and transposed.
-    let sorted_v = |b: &mut Block, transposed: bool| {
-        let init = matrix(b, &c, &c);
-        b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-            let (i, k) = (g.linalg_index(usize::from(transposed)), g.linalg_index(usize::from(!transposed)));
-            let src = from(g, &k);
-            let row = g.arith(Arith::AddI, &r, &i);
-            Ok::<_, String>(vec![g.tensor_extract(&state, &[row, src])])
-        })
-        .map(|r| r[0].clone())
-    };
-    let (v, v_t) = (sorted_v(b, false)?, sorted_v(b, true)?);
-    // A tall: U from W, V^T from V; wide: the other way round. Each is already the size
-    // its output has; an element is read from the one picked only (the other may be
-    // smaller). Not a host scf.if over the tensors: IREE 3.13 gave its result the
-    // buffer of the first branch's size.
-    let (m, n) = (b.tensor_dim(&a, 0), b.tensor_dim(&a, 1));
-    let k = b.arith(Arith::MinUI, &m, &n);
-    let (u_columns, vt_rows) = if full_matrices { (m.clone(), n.clone()) } else { (k.clone(), k) };
-    let u = picked(b, &tall, &u_w, &v, &m, &u_columns)?;
-    let vt = picked(b, &tall, &v_t, &u_w_t, &vt_rows, &n)?;
     let (u_columns, vt_rows) = if full_matrices { (d[0], d[1]) } else { (dk, dk) };
-    // An infinity: NaN throughout (LAPACK's U and V^T are then partly NaN, partly not).
-    let (u, vt) = (nan_if(b, &u, &infinite)?, nan_if(b, &vt, &infinite)?);
-    define(cx, b, node.outputs[0], &u, vec![d[0], u_columns]);
-    define(cx, b, node.outputs[2], &vt, vec![vt_rows, d[1]]);
+    let core: Vec<Vec<Dim>> = if compute_uv { vec![vec![d[0], u_columns], vec![dk], vec![vt_rows, d[1]]] } else { vec![vec![dk]] };
+    for ((out, t), dims) in node.outputs.iter().zip(&results).zip(core) {
+        // The stack's one matrix: its leading dim (1) folded into the next.
+        let rank = t.tensor().rank();
+        let groups: Vec<Vec<usize>> = std::iter::once(vec![0, 1]).chain((2..rank).map(|a| vec![a])).collect();
+        let alone = b.tensor_collapse(t, &groups);
+        define(cx, b, *out, &alone, dims);
+    }
     Ok(())
 }
-
-/// `SVD` of each of the matrices of `a3` (count x m x n) on the CPU, as `svd` computes one
-/// (see there), each kernel one workgroup a matrix: the values (count x k) and, with
-/// `compute_uv`, U and V^T (count x m x u_columns, count x vt_rows x n). A NaN anywhere
-/// raises numpy's LinAlgError; a matrix with an infinity gets NaN results, the others
-/// theirs.
+/// numpy's SVD of each of the matrices of `a3` (count x m x n): the values (count x k),
+/// descending, and, with `compute_uv`, U and V^T (count x m x u_columns, count x vt_rows x
+/// n). One-sided Jacobi (Hestenes): W = A (A^T where A is wide, the same values), its
+/// columns rotated pairwise until orthogonal in the round-robin order and number of sweeps
+/// of `eigh`, the rotations carried on an identity below it (V): A V = W, the values W's
+/// column norms, V's columns the right singular vectors and U's W's columns over their
+/// norms (for a wide A, U and V swapped). U's columns where a value is 0, and the m - k
+/// beyond with `full_matrices`, complete an orthonormal basis: Q of the Householder QR of
+/// [W_1 / s_1, ..., W_r / s_r, 0, ..., 0] (the zero values come last), its column j times
+/// the sign of R_jj. Where s_j > 0 that is W_j / s_j to rounding (R = diag(+-1)); where the
+/// column is 0 the reflector is the identity and Q's column is orthogonal to the others.
+/// Signs are as the rotations leave them, not LAPACK's. On the CPU each kernel is one
+/// dispatch, a workgroup a matrix; elsewhere (`count` 1: a Blockwise loops there) the
+/// sweeps and the QR are loops of the host program. A NaN anywhere raises numpy's
+/// LinAlgError (gesdd refuses a NaN norm); a matrix with an infinity gets NaN results
+/// (gesdd's values are then NaN, its U and V^T partly), the others theirs.
 pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &Value, element: ScalarType, full_matrices: bool, compute_uv: bool) -> Result<Vec<Value>, String> {
     let (m, n) = (b.tensor_dim(a3, 1), b.tensor_dim(a3, 2));
     let flat = b.tensor_collapse(a3, &[vec![0, 1], vec![2]]);
@@ -684,50 +624,34 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
     let failed = cx.exception("numpy.linalg.LinAlgError");
     cx.add_check(nan, RuntimeCheck { kind: failed, message: "SVD did not converge".into() });
     // Each matrix's infinity (past that check, not finite is infinite).
+    let no = b.constant_int(0, ScalarType::I1);
     let init = b.tensor_empty(TensorType::new(vec![None], ScalarType::I1), std::slice::from_ref(count));
-    let (mm, nn) = (m.clone(), n.clone());
-    let infinite = b.linalg_generic(&[], &[init], &[AffineMap::identity(1)], &[IteratorType::Parallel], |g, _| {
-        let c = g.linalg_index(0);
-        let (z, o) = (g.constant_index(0), g.constant_index(1));
-        let no = g.constant_int(0, ScalarType::I1);
-        let r = g.scf_for(&z, &mm, &o, &[no], |lp, i, acc| {
-            lp.scf_for(&z, &nn, &o, acc, |q, j, acc| {
-                let v = q.tensor_extract(a3, &[c.clone(), i.clone(), j.clone()]);
-                let size = q.math(MathUnary::AbsF, &v);
-                let inf = q.constant_f64(f64::INFINITY, element);
-                let bad = q.cmpf(CmpF::Oeq, &size, &inf);
-                Ok::<_, String>(vec![q.arith(Arith::OrI, &acc[0], &bad)])
-            })
-        })?;
-        Ok::<_, String>(vec![r[0].clone()])
+    let init = b.linalg_fill(&no, &init);
+    let maps = [AffineMap::identity(3), super::linalg::map(3, &[AffineExpr::Dim(0)])];
+    let reduced = [IteratorType::Parallel, IteratorType::Reduction, IteratorType::Reduction];
+    let infinite = b.linalg_generic(std::slice::from_ref(a3), &[init], &maps, &reduced, |g, args| {
+        let size = g.math(MathUnary::AbsF, &args[0]);
+        let inf = g.constant_f64(f64::INFINITY, element);
+        let bad = g.cmpf(CmpF::Oeq, &size, &inf);
+        Ok::<_, String>(vec![g.arith(Arith::OrI, &bad, &args[1])])
     })?[0]
         .clone();
     let tall = b.cmpi(CmpI::Uge, &m, &n);
     let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
-    let rows = if compute_uv { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
-    // Each [W; I] as `one_sided` makes it, stacked.
-    let all_rows = b.arith(Arith::MulI, count, &rows);
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_rows, c.clone()]);
-    let (rr, rows_each) = (r.clone(), rows.clone());
-    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (row, j) = (g.linalg_index(0), g.linalg_index(1));
-        let which = g.arith(Arith::DivUI, &row, &rows_each);
-        let i = g.arith(Arith::RemUI, &row, &rows_each);
-        let in_w = g.cmpi(CmpI::Ult, &i, &rr);
-        let o = g.constant_index(1);
-        let last = g.arith(Arith::SubI, &rr, &o);
-        let wi = g.arith(Arith::MinUI, &i, &last);
-        let (ai, aj) = (g.select(&tall, &wi, &j), g.select(&tall, &j, &wi));
-        let v = g.tensor_extract(a3, &[which, ai, aj]);
-        let vi = g.arith(Arith::SubI, &i, &rr);
-        let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
-        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-        let id = g.select(&on_diagonal, &o, &z);
-        Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
-    })?[0]
-        .clone();
+    // [W; I], W = A or A^T, stacked; without the identity where V is not asked for (the
+    // host loop's sweeps expect it always).
+    let sequential = scalar::has_sequential_kernels();
+    let vectors = compute_uv || !sequential;
+    let rows = if vectors { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
+    let start = jacobi_start(b, a3, count, (&r, &c, &rows), &tall, element)?;
     // The swept [W; V] of each, transposed: state(x, i, k) = swept[x, k, i].
-    let swept = dense_kernels::jacobi_sweeps_stacked(cx, b, &start, count, &rows, element, most_sweeps(element), compute_uv);
+    let swept = if sequential {
+        dense_kernels::jacobi_sweeps_stacked(cx, b, &start, count, &rows, element, most_sweeps(element), vectors)
+    } else {
+        let state = sweeps(cx, b, &start, &c, element, false)?;
+        let t = super::linalg::transposed(b, &state)?;
+        b.tensor_expand(&t, &[vec![0, 1], vec![2]], TensorType::new(vec![None; 3], element), &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(c.clone()), IndexArg::Dyn(rows.clone())])
+    };
     let norms_init = b.tensor_empty(TensorType::new(vec![None, None], element), &[count.clone(), c.clone()]);
     let rr = r.clone();
     let norms = b.linalg_generic(&[], &[norms_init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
@@ -779,9 +703,17 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
         Ok::<_, String>(vec![g.select(&positive, &u, &zero)])
     })?[0]
         .clone();
-    let wt = dense_kernels::qr_reflectors_stacked(cx, b, &scaled_t, count, &c, element);
     let columns = if full_matrices { r.clone() } else { c.clone() };
-    let qt = dense_kernels::qr_accumulate_stacked(cx, b, &wt, count, &c, &c, &columns, element);
+    let (wt, qt) = if sequential {
+        let wt = dense_kernels::qr_reflectors_stacked(cx, b, &scaled_t, count, &c, element);
+        let qt = dense_kernels::qr_accumulate_stacked(cx, b, &wt, count, &c, &c, &columns, element);
+        (wt, qt)
+    } else {
+        let scaled = super::linalg::transposed(b, &scaled_t)?;
+        let w = qr::reflectors(cx, b, &scaled, element)?;
+        let q = qr::accumulate(cx, b, &w, &r, &c, &c, &columns)?;
+        (super::linalg::transposed(b, &w)?, super::linalg::transposed(b, &q)?)
+    };
     let one = b.constant_index(1);
     let c1 = b.arith(Arith::AddI, &c, &one);
     let cube = TensorType::new(vec![None; 3], element);
@@ -828,14 +760,27 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
     Ok(vec![u, values, vt])
 }
 
-/// The rows x columns matrix `then` where `cond`, else `otherwise`, each element read from
-/// the one picked.
-fn picked(b: &mut Block, cond: &Value, then: &Value, otherwise: &Value, rows: &Value, columns: &Value) -> Result<Value, String> {
-    let element = then.tensor().element;
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows.clone(), columns.clone()]);
+/// One-sided Jacobi's start for each matrix of `a3` (count x m x n), stacked ((count rows)
+/// x c): W = A where `tall`, else A^T (r x c, r = max(m, n), c = min(m, n)), and below it,
+/// where `rows` is r + c, the c x c identity (V's start).
+fn jacobi_start(b: &mut Block, a3: &Value, count: &Value, (r, c, rows): (&Value, &Value, &Value), tall: &Value, element: ScalarType) -> Result<Value, String> {
+    let all_rows = b.arith(Arith::MulI, count, rows);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_rows, c.clone()]);
     Ok(b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let at = [g.linalg_index(0), g.linalg_index(1)];
-        Ok::<_, String>(g.scf_if(cond, &[element], |t| vec![t.tensor_extract(then, &at)], |e| vec![e.tensor_extract(otherwise, &at)]))
+        let (row, j) = (g.linalg_index(0), g.linalg_index(1));
+        let which = g.arith(Arith::DivUI, &row, rows);
+        let i = g.arith(Arith::RemUI, &row, rows);
+        let in_w = g.cmpi(CmpI::Ult, &i, r);
+        let o = g.constant_index(1);
+        let last = g.arith(Arith::SubI, r, &o);
+        let wi = g.arith(Arith::MinUI, &i, &last);
+        let (ai, aj) = (g.select(tall, &wi, &j), g.select(tall, &j, &wi));
+        let v = g.tensor_extract(a3, &[which, ai, aj]);
+        let vi = g.arith(Arith::SubI, &i, r);
+        let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
+        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
+        let id = g.select(&on_diagonal, &o, &z);
+        Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
     })?[0]
         .clone())
 }
@@ -876,23 +821,9 @@ fn one_sided(cx: &mut Context, b: &mut Block, a: &Value, element: ScalarType, ch
     // for (always on GPUs, whose sweeps expect it).
     let vectors = vectors || !scalar::has_sequential_kernels();
     let rows = if vectors { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
-    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[rows, c.clone()]);
-    let rr = r.clone();
-    let start = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
-        let (i, j) = (g.linalg_index(0), g.linalg_index(1));
-        let in_w = g.cmpi(CmpI::Ult, &i, &rr);
-        let o = g.constant_index(1);
-        let last = g.arith(Arith::SubI, &rr, &o);
-        let wi = g.arith(Arith::MinUI, &i, &last);
-        let (ai, aj) = (g.select(&tall, &wi, &j), g.select(&tall, &j, &wi));
-        let v = g.tensor_extract(a, &[ai, aj]);
-        let vi = g.arith(Arith::SubI, &i, &rr);
-        let on_diagonal = g.cmpi(CmpI::Eq, &vi, &j);
-        let (z, o) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-        let id = g.select(&on_diagonal, &o, &z);
-        Ok::<_, String>(vec![g.select(&in_w, &v, &id)])
-    })?[0]
-        .clone();
+    let one = b.constant_index(1);
+    let a3 = b.tensor_expand(a, &[vec![0, 1], vec![2]], TensorType::new(vec![None; 3], element), &[IndexArg::Dyn(one.clone()), IndexArg::Dyn(m), IndexArg::Dyn(n)]);
+    let start = jacobi_start(b, &a3, &one, (&r, &c, &rows), &tall, element)?;
     let state = if vectors { sweeps(cx, b, &start, &c, element, false)? } else { dense_kernels::jacobi_sweeps(cx, b, &start, &c, element, most_sweeps(element), false) };
     let norms_init = b.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&c));
     let rr = r.clone();
