@@ -298,32 +298,32 @@ def test_batched_solves_with_one_matrix_and_lu_factor_are_one_dispatch():
     matrix right-hand sides over two batch dims, no loop of the host program; a right-hand side
     whose batch dim broadcasts (static 1) gathers from its one row."""
     a, y, ym = pt.dtensor4("a"), pt.dtensor3("y"), pt.dtensor4("ym")
-    y1 = pt.tensor("y1", dtype="float64", shape=(None, 1, None))
+    a1, y1 = pt.dtensor4("a1"), pt.tensor("y1", dtype="float64", shape=(None, 1, None))
     outs = [pt.linalg.solve(a, y, b_ndim=1), pt.linalg.solve(a, ym, b_ndim=2), *lu_factor(a)]
-    f, ref = compile_both([a, y, ym], outs)
+    outs += [pt.linalg.solve(a1, y1, b_ndim=1), pt.linalg.solve(a1, 2 * y1, b_ndim=1)]
+    f, ref = compile_both([a, y, ym, a1, y1], outs)
     ops = {type(n.op).__name__ for n in f.maker.fgraph.toposort()}
     # A loop of the host program over the batch starts from a barrier (Context::loop_start).
     assert "AdvancedSubtensor" in ops and "util.optimization_barrier" not in f.maker.linker.compiled.mlir, ops
-    g, gref = compile_both([a, y1], [pt.linalg.solve(a, y1, b_ndim=1), pt.linalg.solve(a, 2 * y1, b_ndim=1)])
     rng = np.random.default_rng(16)
     for batch, n in [((2, 3), 4), ((1, 2), 1), ((2, 1), 7), ((0, 2), 3), ((2, 2), 0)]:
         m = rng.normal(size=(*batch, n, n)) + n * np.eye(n)
         if m.size and n > 1:
             m[-1, -1, 1] = m[-1, -1, 0]  # a singular matrix: its LU NaN
         values = [m, rng.normal(size=(*batch, n)), rng.normal(size=(*batch, n, 2))]
+        values += [m[:, :1], rng.normal(size=(batch[0], 1, n))]
         got = f(*values)
         if 0 in batch:
-            assert [r.shape for r in got] == [values[1].shape, values[2].shape, m.shape, (*batch, n)]
+            assert [r.shape for r in got[:4]] == [values[1].shape, values[2].shape, m.shape, (*batch, n)]
             continue
         want = ref(*values)
         if m.size and n > 1:
             assert np.isnan(got[2][-1, -1]).all() and not np.isnan(got[2][:, :-1]).any()
             for r in got[:2] + want[:2]:
                 r[-1, -1] = 0  # the singular system's solutions: inf or NaN, as elimination leaves them
-        for i, (r, w) in enumerate(zip(got, want)):
+        for i, (r, w) in enumerate(zip(got[:4], want[:4])):
             assert_same(r, w, rtol=1e-10, atol=1e-12, err_msg=f"output {i} at {batch}, n={n}")
-        y1v = rng.normal(size=(batch[0], 1, n))
-        for r, w in zip(g(m[:, :1], y1v), gref(m[:, :1], y1v)):
+        for r, w in zip(got[4:], want[4:]):
             assert_same(r, w, rtol=1e-10, atol=1e-12, err_msg=f"broadcast b at {batch}, n={n}")
 
 
@@ -595,9 +595,17 @@ def test_sylvester_and_lyapunov_solves():
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=0, atol=rtol * max(1.0, np.abs(want).max(initial=0)))
 
-    syl = compile_both([a, bm, q], pt.linalg.solve_sylvester(a, bm, q))
-    cont = compile_both([a, q], pt.linalg.solve_continuous_lyapunov(a, q))
-    disc = compile_both([a, q], pt.linalg.solve_discrete_lyapunov(a, q, method="bilinear"))
+    # The three in one function (their Schur and TRSYL kernels compile once): each call
+    # passes one solve's inputs and 1 x 1 ones to the others.
+    a_c, q_c, a_d, q_d = (pt.dmatrix(n) for n in ["a_c", "q_c", "a_d", "q_d"])
+    outs = [pt.linalg.solve_sylvester(a, bm, q), pt.linalg.solve_continuous_lyapunov(a_c, q_c)]
+    outs.append(pt.linalg.solve_discrete_lyapunov(a_d, q_d, method="bilinear"))
+    f, ref = compile_both([a, bm, q, a_c, q_c, a_d, q_d], outs)
+    eye = np.eye(1)
+    fill_syl, fill_cont, fill_disc = [-eye, -eye, eye], [-eye, eye], [0.5 * eye, eye]
+    syl = [lambda *v, g=g: g(*v, *fill_cont, *fill_disc)[0] for g in (f, ref)]
+    cont = [lambda *v, g=g: g(*fill_syl, *v, *fill_disc)[1] for g in (f, ref)]
+    disc = [lambda *v, g=g: g(*fill_syl, *fill_cont, *v)[2] for g in (f, ref)]
     for m, n in [(1, 1), (3, 2), (2, 5), (7, 7)]:
         av, bv = rng.normal(size=(m, m)), rng.normal(size=(n, n))
         args = [av, bv, rng.normal(size=(m, n))]
