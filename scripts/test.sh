@@ -6,8 +6,15 @@ cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 # shellcheck disable=SC1091
 source .venv/bin/activate
-# The Rust crates' own tests; the PyO3 crate is tested through pytest.
-cargo test --release -p pytensor-mlir-core -p pytensor-mlir-iree
+# The Rust crates' own tests; the PyO3 crate is tested through pytest. With the runtime's
+# features the extension was built with (bootstrap.sh: CUDA where its headers are there),
+# so that cargo reuses that build of IREE's runtime instead of making a second one.
+features=()
+if [[ -f .cache/cuda-deps/include/cuda.h ]]; then
+  export IREE_CUDA_DEPS_DIR=$PWD/.cache/cuda-deps
+  features=(--features pytensor-mlir-iree/cuda)
+fi
+cargo test --release "${features[@]}" -p pytensor-mlir-core -p pytensor-mlir-iree
 # One pytest worker per core (pytest-xdist): a test's time is mostly IREE compiling its
 # graph on one thread, so the suite scales with the cores; a file's tests stay on one worker.
 # test_vulkan.py then runs alone: its lavapipe device (a software GPU on the same cores)
