@@ -69,6 +69,12 @@ use crate::mlir::{Arith, CmpF, ScalarType, Value};
 
 /// Below this z (from 1/2) the series in z is tried before the connection formula.
 const SERIES_FIRST_BELOW: f64 = 0.75;
+/// There the connection formula runs only where the series' estimate is above this (then
+/// the better estimate wins), lower than CONNECTION_GOOD as measured: of the points where scipy is within 8 ULP (/work/notes/s33/cmp.py
+/// on accuracy_cases' 43,015 and the decimal set's 15,244), ours above 8: 10 -> 226 and 308,
+/// 8 -> 211 and 292, 7 -> 206 and 290, 6 or 4 -> 205 and 290; the cost over z in (1/2, 3/4)
+/// (/work/notes/s36/hspeed.py, NUMBA 0.245 us an element): 0.69, 0.75, 0.81, 0.84 us.
+const SERIES_EARLY_GOOD: f64 = 7.0;
 /// The unit roundoff per type.
 const EPS: (f64, f64) = (1.1102230246251565e-16, 5.960464477539063e-08);
 /// The loops' iteration cap.
@@ -1019,8 +1025,8 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let ppre = pick(f, &one, pre);
     // From z = 1/2 to SERIES_FIRST_BELOW the series in z (under 130 terms there) goes
     // first, and the connection formula (gamma and psi functions, two series) only where
-    // its estimate is poor: 1.64 -> 0.65 us an element over z in (1/2, 3/4), a, b in [-3,
-    // 10], c in (0.05, 20] (NUMBA 0.25). Either form's estimate within CONNECTION_GOOD can
+    // its estimate is above SERIES_EARLY_GOOD: 1.64 -> 0.65 us an element over z in (1/2,
+    // 3/4), a, b in [-3, 10], c in (0.05, 20] (NUMBA 0.25; 0.81 at 7). Either form's estimate within CONNECTION_GOOD can
     // be 15 ulps off: of 60000 accuracy_cases points 643 changed, by up to 16 ULP either
     // way (old 163 ULP -> 0.8 at (-1.97, -0.41, 0.61, 0.54); 0.9 -> 15.9 at (9.54, 3.56,
     // 2.15, 0.62)); accuracy.py -n 20000: mean 6.98 -> 6.98 ULP, max 3.15e4 both.
@@ -1030,7 +1036,8 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     let series_first = f.and(&series_first, &series_z);
     let (early, _) = when(f, &series_first, 0, |g| (series(g, a, b, c, z), vec![]));
     let good = f.c(CONNECTION_GOOD);
-    let early_good = f.cmp(CmpF::Ole, &early.error, &good);
+    let early_bar = f.c(SERIES_EARLY_GOOD);
+    let early_good = f.cmp(CmpF::Ole, &early.error, &early_bar);
     let early_done = f.and(&series_first, &early_good);
     let early_open = f.not(&early_done);
     let conn_z = f.and(&conn_z, &early_open);
