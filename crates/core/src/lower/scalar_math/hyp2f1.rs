@@ -70,8 +70,9 @@ use crate::mlir::{Arith, CmpF, ScalarType, Value};
 /// Below this z (from 1/2) the series in z is tried before the connection formula.
 const SERIES_FIRST_BELOW: f64 = 0.75;
 /// There the connection formula runs only where the series' estimate is above this (then
-/// the better estimate wins), lower than CONNECTION_GOOD as measured: of the points where scipy is within 8 ULP (/work/notes/s33/cmp.py
-/// on accuracy_cases' 43,015 and the decimal set's 15,244), ours above 8: 10 -> 226 and 308,
+/// the better estimate wins), lower than CONNECTION_GOOD as measured: of the points where
+/// scipy is within 8 ULP (/work/notes/s33/cmp.py on accuracy_cases' 43,015 and the decimal
+/// set's 15,244), ours above 8: 10 -> 226 and 308,
 /// 8 -> 211 and 292, 7 -> 206 and 290, 6 or 4 -> 205 and 290; the cost over z in (1/2, 3/4)
 /// (/work/notes/s36/hspeed.py, NUMBA 0.245 us an element): 0.69, 0.75, 0.81, 0.84 us.
 const SERIES_EARLY_GOOD: f64 = 7.0;
