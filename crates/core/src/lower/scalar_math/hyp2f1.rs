@@ -88,11 +88,6 @@ const CONNECTION_MIN_X: f64 = 0.5;
 /// The weight of the gamma functions' rounding (a few ulps each) in the connection
 /// formula's error estimate.
 const GAMMA_ULPS: f64 = 4.0;
-/// The recurrence's error bound adds every error with the same sign, and overstates more
-/// than the series' estimates: weighed by this to compare with them (a prototype on 1500
-/// points with z < 0: 0.3 took the recurrence's max error where a, b > c from 2.7e3 to 807
-/// ULP without raising the max elsewhere; 0.1 and below raised it).
-const RECURRENCE_WEIGHT: f64 = 0.25;
 /// A term's relative error after k steps of five roundings each is a random walk of
 /// about sqrt(5 k) / 2 roundings, and neighbouring terms share it: the series' estimate
 /// sum |t_k| sqrt(k) / |sum| times sqrt(5) (hyp2f1(5.64, 8.80, 10.97, 0.930): the series
@@ -143,8 +138,13 @@ const NEAR_INTEGER_D: f64 = 1e-9;
 /// from CONNECTION_GOOD (10) on they took accuracy_cases' groups (/work/notes/s30/hyp.py,
 /// float64) from 118 to 154 ms (NUMBA 160: c < 1 13 -> 29 ms, z in (-1, 1) 30 -> 43 ms);
 /// at 40, 143 ms with the same errors but at 3 of 90,000 points (by 4 to 13 ULP either
-/// way); at 100 worse at 39 points (by up to 30 ULP).
+/// way); at 100 worse at 39 points (by up to 30 ULP). With the estimates that follow u and
+/// v, at 10 instead: 141 -> 168 ms (NUMBA 158, 162), points where scipy is within 8 ULP
+/// and ours above (/work/notes/s33/cmp.py) 208 -> 206 and 242 -> 231 only.
 const RECURRENCE_AFTER: f64 = 40.0;
+/// A recurrence step's rounding, in eps of the sizes of the products it sums (two
+/// divisions, two products and a sum behind them).
+const RECURRENCE_ROUNDING: f64 = 4.0;
 /// psi(1) = -Euler's constant.
 const PSI_ONE: f64 = -0.5772156649015329;
 
@@ -791,9 +791,11 @@ fn better(f: &mut F, a: Estimate, c: Estimate) -> Estimate {
 /// (or c >= 0) downwards from e's fractional part (n = round(e) <= -2), so that t never
 /// crosses c (cephes' hyp2f1ra chooses the same way). Either series cancels less than
 /// F(e, ...)'s: that one's terms alternate over the first |e - c| or |e| terms. The error
-/// estimate carries the series' through the recurrence with the coefficients' absolute
-/// values, plus each step's rounding.
-fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, here: &Value, weight: f64) -> Estimate {
+/// estimate is first order: F(e) = u F(t) + v F(t + step), u and v the recurrence's
+/// solutions from (1, 0) and (0, 1) (carried beside F), so the starts' errors reach F(e)
+/// times |u| and |v|; each step's rounding, relative to its result, is scaled by the
+/// condition of the steps after it (see `recurrence_from`).
+fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, here: &Value) -> Estimate {
     let zero = f.c(0.0);
     let two = f.c(2.0);
     let minus_two = f.c(-2.0);
@@ -817,11 +819,24 @@ fn recurrence(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, here: &Valu
     let here = f.and(here, &used);
     let n = f.sel(&here, &n, &zero);
     let x = f.sel(&here, x, &zero);
-    when(f, &here, 0, |f| (recurrence_from(f, e, q, c, &x, &n, weight), vec![])).0
+    when(f, &here, 0, |f| (recurrence_from(f, e, q, c, &x, &n), vec![])).0
 }
 
 /// `recurrence` from t = e - n (|n| >= 2) at x.
-fn recurrence_from(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, n: &Value, weight: f64) -> Estimate {
+///
+/// Its error estimate, first order: with u and v the recurrence's solutions from (1, 0)
+/// and (0, 1) at (t, t + step), F(e) = u_N F(t) + v_N F(t + step), so the starts' errors
+/// reach F(e) times |u_N| and |v_N|; a step's rounding (RECURRENCE_ROUNDING eps of |p1| +
+/// |p0|, the products it sums) perturbs F(tau + step) alone, which reaches F(e) times the
+/// solution that is 0 at tau and 1 at tau + step, (u(tau) v_N - v(tau) u_N) / D(tau +
+/// step), D the Casoratian u(tau) v(tau + step) - v(tau) u(tau + step) = the product of
+/// the steps' ca. u_N and v_N come from a first loop over the coefficients alone. (A bound
+/// carried with the coefficients' absolute values, as before, grew where F passes near a
+/// zero on the way and stayed orders above the error, so that hyp2f1(-10.3, 8.4, 1.4,
+/// 0.177) took the series in z, 491 ULP, over this recurrence, 0 ULP; scaling each step's
+/// rounding by the starts' condition instead missed the loss of polynomials near z = 1:
+/// /work/notes/s37/rec3.py, rec5.py, rec6.py.)
+fn recurrence_from(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, n: &Value) -> Estimate {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let minus_one = f.c(-1.0);
@@ -830,63 +845,91 @@ fn recurrence_from(f: &mut F, e: &Value, q: &Value, c: &Value, x: &Value, n: &Va
     let steps = f.abs(n);
     let t = f.sub(e, n);
     let t1 = f.add(&t, &step);
-    let s1 = series(f, &t, q, c, x);
-    let s0 = series(f, &t1, q, c, x);
-    let g1 = f.abs(&s1.value);
-    let g1 = f.mul(&g1, &s1.error);
-    let g0 = f.abs(&s0.value);
-    let g0 = f.mul(&g0, &s0.error);
     let ty = f.ty;
-    let (steps_in, q_in, c_in, x_in, up_in, step_in) = (steps.clone(), q.clone(), c.clone(), x.clone(), upward.clone(), step.clone());
-    // (j, tau, F(tau - step), F(tau), their error bounds)
-    let done = f.b.scf_while(
-        &[one.clone(), t1, s1.value.clone(), s0.value.clone(), g1, g0],
-        |cb, v| {
-            let g = F { b: cb, ty };
-            g.b.cmpf(CmpF::Olt, &v[0], &steps_in)
-        },
+    // (ca, cb) of the step from tau: F(tau + step) = -(ca F(tau - step) + cb F(tau));
+    // upwards ca = (c - tau) / (tau (x - 1)), cb = (2 tau - c + (q - tau) x) / (tau (x -
+    // 1)); downwards the two denominators' parts swap.
+    let coefficients = |g: &mut F, tau: &Value| {
+        let one = g.c(1.0);
+        let two = g.c(2.0);
+        let wm1 = g.sub(x, &one);
+        let tx = g.mul(tau, &wm1);
+        let ct = g.sub(c, tau);
+        let p = g.sel(&upward, &ct, &tx);
+        let r = g.sel(&upward, &tx, &ct);
+        let ca = g.div(&p, &r);
+        let qt = g.sub(q, tau);
+        let mid = g.mul(&qt, x);
+        let two_tau = g.mul(&two, tau);
+        let tc = g.sub(&two_tau, c);
+        let mid = g.add(&tc, &mid);
+        (ca, g.div(&mid, &r))
+    };
+    let next = |g: &mut F, (ca, cb): (&Value, &Value), before: &Value, last: &Value| {
+        let p1 = g.mul(ca, before);
+        let p0 = g.mul(cb, last);
+        let sum = g.add(&p1, &p0);
+        (g.neg(&sum), p1, p0)
+    };
+    // u_N and v_N: (j, tau, u(tau - step), u(tau), v(tau - step), v(tau)).
+    let ends = f.b.scf_while(
+        &[one.clone(), t1.clone(), one.clone(), zero.clone(), zero.clone(), one.clone()],
+        |cb, v| cb.cmpf(CmpF::Olt, &v[0], &steps),
         |lb, v| {
             let mut g = F { b: lb, ty };
-            let (j, tau, f1, f0, g1, g0) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+            let (ca, cb) = coefficients(&mut g, &v[1]);
+            let (u_next, _, _) = next(&mut g, (&ca, &cb), &v[2], &v[3]);
+            let (v_next, _, _) = next(&mut g, (&ca, &cb), &v[4], &v[5]);
             let one = g.c(1.0);
-            let two = g.c(2.0);
-            let rounding = g.c(4.0);
-            // F(tau + step) = -(p F(tau - step) + m F(tau)) / r: upwards p = c - tau, r =
-            // tau (x - 1); downwards the two swap.
-            let wm1 = g.sub(&x_in, &one);
-            let tx = g.mul(tau, &wm1);
-            let ct = g.sub(&c_in, tau);
-            let p = g.sel(&up_in, &ct, &tx);
-            let r = g.sel(&up_in, &tx, &ct);
-            let ca = g.div(&p, &r);
-            let qt = g.sub(&q_in, tau);
-            let mid = g.mul(&qt, &x_in);
-            let two_tau = g.mul(&two, tau);
-            let tc = g.sub(&two_tau, &c_in);
-            let mid = g.add(&tc, &mid);
-            let cb_ = g.div(&mid, &r);
-            let p1 = g.mul(&ca, f1);
-            let p0 = g.mul(&cb_, f0);
-            let next = g.add(&p1, &p0);
-            let next = g.neg(&next);
-            let aca = g.abs(&ca);
-            let acb = g.abs(&cb_);
-            let bound = g.mul(&aca, g1);
-            let bound = g.fma(&acb, g0, &bound);
-            let ap1 = g.abs(&p1);
-            let ap0 = g.abs(&p0);
-            let sizes = g.add(&ap1, &ap0);
-            let bound = g.fma(&rounding, &sizes, &bound);
-            let tau = g.add(tau, &step_in);
-            let j = g.add(j, &one);
-            vec![j, tau, f0.clone(), next, g0.clone(), bound]
+            let tau = g.add(&v[1], &step);
+            let j = g.add(&v[0], &one);
+            vec![j, tau, v[3].clone(), u_next, v[5].clone(), v_next]
         },
     );
-    let (value, bound) = (&done[3], &done[5]);
+    let (u_n, v_n) = (ends[3].clone(), ends[5].clone());
+    let s1 = series(f, &t, q, c, x);
+    let s0 = series(f, &t1, q, c, x);
+    // (j, tau, F(tau - step), F(tau), u(tau - step), u(tau), v(tau - step), v(tau), D(tau),
+    // the steps' rounding so far as it reaches F(e))
+    let done = f.b.scf_while(
+        &[one.clone(), t1, s1.value.clone(), s0.value.clone(), one.clone(), zero.clone(), zero.clone(), one.clone(), one.clone(), zero.clone()],
+        |cb, v| cb.cmpf(CmpF::Olt, &v[0], &steps),
+        |lb, v| {
+            let mut g = F { b: lb, ty };
+            let (ca, cb) = coefficients(&mut g, &v[1]);
+            let (f_next, p1, p0) = next(&mut g, (&ca, &cb), &v[2], &v[3]);
+            let (u_next, _, _) = next(&mut g, (&ca, &cb), &v[4], &v[5]);
+            let (v_next, _, _) = next(&mut g, (&ca, &cb), &v[6], &v[7]);
+            let d_next = g.mul(&ca, &v[8]);
+            let uv = g.mul(&v[5], &v_n);
+            let vu = g.mul(&v[7], &u_n);
+            let reach = g.sub(&uv, &vu);
+            let reach = g.div(&reach, &d_next);
+            let reach = g.abs(&reach);
+            let (p1, p0) = (g.abs(&p1), g.abs(&p0));
+            let sizes = g.add(&p1, &p0);
+            let rounding = g.c(RECURRENCE_ROUNDING);
+            let sizes = g.mul(&sizes, &rounding);
+            let reached = g.fma(&sizes, &reach, &v[9]);
+            let one = g.c(1.0);
+            let tau = g.add(&v[1], &step);
+            let j = g.add(&v[0], &one);
+            vec![j, tau, v[3].clone(), f_next, v[5].clone(), u_next, v[7].clone(), v_next, d_next, reached]
+        },
+    );
+    let value = &done[3];
+    let start_err = |f: &mut F, s: &Estimate, factor: &Value| {
+        let size = f.abs(&s.value);
+        let size = f.mul(&size, &s.error);
+        let factor = f.abs(factor);
+        f.mul(&factor, &size)
+    };
+    let from_t = start_err(f, &s1, &u_n);
+    let from_t1 = start_err(f, &s0, &v_n);
+    let bound = f.add(&from_t, &from_t1);
+    let bound = f.add(&bound, &done[9]);
     let abs_v = f.abs(value);
-    let error = f.div(bound, &abs_v);
-    let weight = f.c(weight);
-    let error = f.mul(&error, &weight);
+    let error = f.div(&bound, &abs_v);
     let ok = f.and(&s1.ok, &s0.ok);
     Estimate { value: value.clone(), error, ok }
 }
@@ -1122,15 +1165,18 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let runs = f.and(&runs, &not_yet);
         let est = pfaff_series(f, &runs, e, c_o, c, &w_s, pre);
         best = better(f, best, est);
-        let est = recurrence(f, e, c_o, c, &w, &w_series, RECURRENCE_WEIGHT);
+        let est = recurrence(f, e, c_o, c, &w, &w_series);
         let value = f.mul(pre, &est.value);
         best = better(f, best, Estimate { value, ..est });
         // And in its second parameter c - o, downwards where that is below -3/2 (a and b
-        // above c: the series in w alternates over its first |c - o| terms). Weighed at 1:
-        // on accuracy_cases' 4726 points where a, b > c and z < 0, max 1.5e5 -> 3.1e4 ULP,
-        // mean 95 -> 16, more than 8 ULP worse than scipy at 628 -> 139 (at 0.25: 133, but
-        // worse than before by more than 8 ULP at 88 points of 60,000 against 45).
-        let est = recurrence(f, c_o, e, c, &w, &w_series, 1.0);
+        // above c: the series in w alternates over its first |c - o| terms): on
+        // accuracy_cases' 4726 points where a, b > c and z < 0, max 1.5e5 -> 3.1e4 ULP,
+        // mean 95 -> 16, more than 8 ULP worse than scipy at 628 -> 139 (and 119 since the
+        // recurrences' estimates follow u and v). The first one's estimate weighed at 1/2
+        // (/work/notes/s33/cmp.py; at 1/4 before), points where scipy is within 8 ULP and
+        // ours above: 93 -> 104 there, 242 -> 269 on the decimal set; this one's at 1/2: 93
+        // -> 95, 242 -> 253.
+        let est = recurrence(f, c_o, e, c, &w, &w_series);
         let value = f.mul(pre, &est.value);
         best = better(f, best, Estimate { value, ..est });
     }
@@ -1139,10 +1185,8 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
     // The recurrences in a and in b of F(a, b; c; z) itself (polynomials too), where the
     // best estimate so far is poor: the series in z alternates over its first |a| or |b|
     // terms where a or b is far below 0 or far above c with the other one negative
-    // (hyp2f1(9.8, -11.6, 6.4, 0.498): 1.4e6 -> 12 ULP; scipy 9). Weighed at 1, not
-    // RECURRENCE_WEIGHT: at 0.25 its estimates won over better ones at 96 of the 60,000
-    // accuracy_cases points (by up to 870 ULP), at 1 at 18 (better at 133). Only where
-    // the estimate is above RECURRENCE_AFTER.
+    // (hyp2f1(9.8, -11.6, 6.4, 0.498): 1.4e6 -> 12 ULP; scipy 9). Only where the
+    // estimate is above RECURRENCE_AFTER.
     let after = f.c(RECURRENCE_AFTER);
     let rec_domain = f.and(&series_z_all, &z_finite);
     for (e, q) in [(a, b), (b, a)] {
@@ -1150,7 +1194,7 @@ pub fn hyp2f1(blk: &mut crate::mlir::Block, a: &Value, b: &Value, c: &Value, z: 
         let poor = f.cmp(CmpF::Ogt, &best.error, &after);
         let rec_here = f.and(&rec_domain, &poor);
         let z_r = f.sel(&rec_here, z, &zero);
-        let est = recurrence(f, e, q, c, &z_r, &rec_here, 1.0);
+        let est = recurrence(f, e, q, c, &z_r, &rec_here);
         best = better(f, best, est);
     }
     // Euler's (1-z)^d F(c-a, c-b; c; z) where c - a or c - b is a non-positive integer
