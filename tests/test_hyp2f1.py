@@ -162,6 +162,29 @@ def test_decimal_parameters_whose_differences_round_to_integers():
     assert errors.max() <= 16, list(zip(NEAR_INTEGER, errors))
 
 
+# Where the series in z alternates over its first |a| terms (a far below 0) and the
+# recurrence in a does not: the recurrence's error estimate once summed the steps' absolute
+# values, which grew where F passes near a zero on the way, so the series won with errors of
+# 100 to 491 ULP at these points (scipy, the C backend, within 8.3). Measured now: at most 7.
+RECURRENCE_WINS = [
+    (-10.3, 8.4, 1.4, 0.1774292929102792), (-8.8, 11.2, 4.2, 0.15888303643538604),
+    (-11.9, 9.1, 10.0, 0.3268932251009158), (-8.65, 3.95, 3.73, 0.33569231252098963),
+    (-9.7, 7.1, 6.3, 0.5510953729701997), (-11.7, 2.0, 2.7, 0.42698691488821416),
+    (-12.0, 10.0, 6.3, 0.6254546099889859), (-7.9, 10.5, 3.1, 0.13338985339244025),
+    (7.258584035401899, 3.8034099372116703, 0.08469511032677016, -0.73499911766124),
+]  # fmt: skip
+
+
+def test_where_the_recurrence_beats_the_series_it_is_taken():
+    a, b, c, z = (pt.dvector(n) for n in "abcz")
+    f, ref = compile_both([a, b, c, z], pt.hyp2f1(a, b, c, z))
+    pts = np.array(RECURRENCE_WINS).T
+    want = exact(BY_NAME["hyp2f1"].mpmath, *pts)
+    errors, c_errors = ulp_errors(f(*pts), want, "float64"), ulp_errors(ref(*pts), want, "float64")
+    assert c_errors.max() <= 10, c_errors
+    assert errors.max() <= 16, list(zip(RECURRENCE_WINS, errors))
+
+
 def decimal_points(n, rng):
     """a, b in [-12, 12], c in [0.1, 12] with one or two decimals; z in thirds: (-1, 1),
     1 - 10^-[0, 6], -10^[0, 4]."""
