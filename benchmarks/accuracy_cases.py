@@ -722,6 +722,31 @@ def _real_order_limit(v, x):
     return None
 
 
+def _bessel_ik_debye(v, x, sign, terms=40):
+    """exp(-x) I_v(x) (sign +1) or exp(x) K_v(x) (sign -1) for v >= 1000, x > 0 by Debye's
+    expansions (DLMF 10.41.3, 10.41.4) at 60 digits, or None where `terms` terms do not reach
+    1e-35: mpmath's besseli and besselk do not converge in reach for large v and x."""
+    with mpmath.workdps(60):
+        v, x = mpmath.mpf(v), mpmath.mpf(x)
+        w = mpmath.sqrt(x * x + v * v)
+        p = v / w
+        total, last = 0, None
+        for k in range(terms):
+            t = sign**k * sum(mpmath.mpf(c.numerator) / c.denominator * p**j for j, c in enumerate(_debye_u(k)) if c) / v**k
+            total += t
+            if last is not None and abs(t) > abs(last):
+                return None
+            last = t
+            if k > 2 and abs(t) < mpmath.mpf(10) ** -35:
+                break
+        else:
+            return None
+        e = w + v * mpmath.log(x / (v + w)) - x  # v eta - x
+        if sign > 0:
+            return mpmath.exp(e) / mpmath.sqrt(2 * mpmath.pi * w) * total
+        return mpmath.exp(-e) * mpmath.sqrt(mpmath.pi / (2 * w)) * total
+
+
 def _ive(v, x):
     """exp(-|x|) I_v(x), with the limits our Ive gives where mpmath has none: 0 at x = +-inf
     and at v = +inf (nan where both are infinite), +-inf at x = 0 for negative non-integer v
@@ -730,6 +755,12 @@ def _ive(v, x):
     if limit is not None:
         return limit
     integer = v == mpmath.floor(v)
+    if abs(v) >= 1000 and x > 0:  # I_-v = I_v + (2/pi) sin(v pi) K_v
+        i = _bessel_ik_debye(abs(v), x, 1)
+        k = _bessel_ik_debye(abs(v), x, -1) if v < 0 and not integer else 0
+        if i is not None and k is not None:
+            with mpmath.workdps(60):
+                return i + 2 / mpmath.pi * mpmath.sin(-v * mpmath.pi) * k * mpmath.exp(-2 * x)
     if integer:  # (mpmath's I of a negative integer order or argument is complex-typed)
         return (-1) ** int(v) * mpmath.besseli(abs(v), abs(x)) * mpmath.exp(-abs(x)) if x < 0 else mpmath.besseli(abs(v), x) * mpmath.exp(-x)
     return mpmath.besseli(v, x) * mpmath.exp(-x)
@@ -744,6 +775,10 @@ def _kve(v, x):
         return mpmath.inf
     if mpmath.isinf(x):
         return mpmath.mpf(0)
+    if abs(v) >= 1000:
+        r = _bessel_ik_debye(abs(v), x, -1)
+        if r is not None:
+            return r
     return mpmath.besselk(v, x) * mpmath.exp(x)
 
 

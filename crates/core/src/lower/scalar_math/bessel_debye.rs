@@ -29,7 +29,7 @@ use super::exp_log::{exp_double, log1p};
 use super::trig;
 use super::F;
 use crate::lower::scalar::widen_f32;
-use crate::mlir::{Cast, CmpF, ScalarType, Value};
+use crate::mlir::{Arith, Cast, CmpF, ScalarType, Value};
 
 /// The number of terms u_0 .. u_{TERMS-1}.
 const TERMS: usize = 11;
@@ -304,4 +304,125 @@ fn phase(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
     let vv2 = f.mul(&vv, &two);
     let far = f.cmp(CmpF::Ole, &vv2, &xx);
     (f.sel(&far, &cos_far, &cos_near), f.sel(&far, &sin_far, &sin_near))
+}
+
+/// The Taylor coefficients g_m (in two floats) of (sqrt(1 + s^2) - 1) / s - asinh(s) = s
+/// sum_m g_m s^2m, |s| < 1: binom(1/2, m + 1) less asinh's (-1)^m (2m)! / (4^m m!^2 (2m +
+/// 1)), by their ratios' recurrences in two floats (when the kernel is built).
+fn ik_exponent_coefficients() -> Vec<(f64, f64)> {
+    // binom(1/2, k) = prod_{j<k} (1/2 - j) / (j + 1), asinh's a_m = a_m-1 (-(2m-1)^2) / (2m (2m+1)).
+    let mut binom = (0.5, 0.0); // binom(1/2, 1)
+    let mut asinh = (1.0, 0.0); // (2m)! / (4^m m!^2) with its sign, m = 0
+    let mut g = Vec::with_capacity(IK_TERMS);
+    for m in 0..IK_TERMS {
+        let mf = m as f64;
+        let a = dd_scale(asinh.0, asinh.1, 2.0 * mf + 1.0, true);
+        // Knuth's two-sum of binom - a, then the low parts.
+        let s = binom.0 - a.0;
+        let back = s - binom.0;
+        let lo = (binom.0 - (s - back)) + (-a.0 - back) + binom.1 - a.1;
+        let t = s + lo;
+        g.push((t, lo - (t - s)));
+        // binom(1/2, m + 2) = binom(1/2, m + 1) (1/2 - (m + 1)) / (m + 2).
+        binom = dd_scale(binom.0, binom.1, 2.0 * mf + 1.0, false);
+        binom = dd_scale(-binom.0, -binom.1, 2.0 * mf + 4.0, true);
+        // (2m+2)! / (4^(m+1) (m+1)!^2) = that of m times (2m + 1) / (2m + 2), sign flipped.
+        asinh = dd_scale(asinh.0, asinh.1, 2.0 * mf + 1.0, false);
+        asinh = dd_scale(-asinh.0, -asinh.1, 2.0 * mf + 2.0, true);
+    }
+    g
+}
+
+/// The exponent series' length: s^2 <= 1/4, so 0.25^40 ~ 1e-24 relative.
+const IK_TERMS: usize = 40;
+
+/// (ive(v, x), kve(v, x)) by Debye's expansions (DLMF 10.41.3, 10.41.4) for large v > 0,
+/// x > 0, with the same u_k as J's: w = sqrt(x^2 + v^2), p = v / w <= 1, T_k = (u_k(p) /
+/// p^k) / w^k; ive = e^E / sqrt(2 pi w) sum_k T_k and kve = e^-E sqrt(pi / (2 w)) sum_k
+/// (-1)^k T_k, E = v eta - x = (w - x) - v asinh(v / x). The terms fall like C_k / v^k
+/// (p <= 1: no turning point), so TERMS of them reach the unit roundoff for v >= 1 / MAX_Z.
+///
+/// E is some hundreds where the results neither underflow nor overflow and must be right to
+/// an ulp of 1: for s = v / x <= 1/2 it is written as (v^2 / x) sum_m g_m s^2m in two
+/// floats; above (x < 2 v), E <= -0.245 v, which for the orders this serves (v >= 3200, 500
+/// in f32) is past the exponential's range either way, and E is plain arithmetic.
+///
+/// kve comes times e^k_shift (the shift in its exponent, so that a K scaled down to keep
+/// I's reflection term finite does not overflow first).
+pub(super) fn debye_ik(f: &mut F, v: &Value, x: &Value, k_shift: f64) -> (Value, Value) {
+    let ty = f.ty;
+    if ty == ScalarType::F32 && widen_f32() {
+        let vw = f.b.cast(Cast::ExtF, v, ScalarType::F64);
+        let xw = f.b.cast(Cast::ExtF, x, ScalarType::F64);
+        let (i, k) = debye_ik_in(&mut F { b: f.b, ty: ScalarType::F64 }, &vw, &xw, k_shift);
+        return (f.b.cast(Cast::TruncF, &i, ty), f.b.cast(Cast::TruncF, &k, ty));
+    }
+    debye_ik_in(f, v, x, k_shift)
+}
+
+fn debye_ik_in(f: &mut F, v: &Value, x: &Value, k_shift: f64) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    // w = max(v, x) sqrt(1 + (min / max)^2): no overflow for huge arguments.
+    let s = f.div(v, x);
+    let big = f.b.arith(Arith::MaximumF, v, x);
+    let small = f.b.arith(Arith::MinimumF, v, x);
+    let t = f.div(&small, &big);
+    let tt = f.mul(&t, &t);
+    let root = f.add(&one, &tt);
+    let root = f.sqrt(&root);
+    let w = f.mul(&big, &root);
+    let p = f.div(v, &w);
+    let q = f.mul(&p, &p);
+    let r = f.div(&one, &w);
+    let mut plus = zero.clone();
+    let mut minus = zero.clone();
+    let mut rk = one.clone();
+    for (k, c) in u_coefficients().iter().enumerate() {
+        let inner: Vec<f64> = c.iter().skip(k).step_by(2).copied().collect();
+        let t = f.poly(&q, &inner, &inner);
+        let t = f.mul(&t, &rk);
+        plus = f.add(&plus, &t);
+        minus = if k % 2 == 0 { f.add(&minus, &t) } else { f.sub(&minus, &t) };
+        rk = f.mul(&rk, &r);
+    }
+    // E for s <= 1/2 in two floats: (v^2 / x) G(s^2).
+    let (vv, vv_lo) = f.two_prod(v, v);
+    let (vx, vx_lo) = f.div_double(&vv, Some(&vv_lo), x, &zero);
+    let (s2, s2_lo) = f.div_double(&vx, Some(&vx_lo), x, &zero);
+    let (g, g_lo) = dd_series(f, (&s2, &s2_lo), &ik_exponent_coefficients());
+    let (e_ser, e_ser_lo) = dd_mul(f, (&vx, &vx_lo), (&g, &g_lo));
+    // Above: (w - x) - v log((v + w) / x), w - x = v^2 / (w + x).
+    let wx = f.add(&w, x);
+    let gap = f.div(&vv, &wx);
+    let vw = f.add(v, &w);
+    let ratio = f.div(&vw, x);
+    let l = f.log(&ratio);
+    let vl = f.mul(v, &l);
+    let e_plain = f.sub(&gap, &vl);
+    let near = f.cmp(CmpF::Ole, &s, &half);
+    let e = f.sel(&near, &e_ser, &e_plain);
+    let e_lo = f.sel(&near, &e_ser_lo, &zero);
+    let minus_e = f.neg(&e);
+    let minus_e_lo = f.neg(&e_lo);
+    let shift = f.c(k_shift);
+    let (minus_e, shift_lo) = f.two_sum(&minus_e, &shift);
+    let minus_e_lo = f.add(&minus_e_lo, &shift_lo);
+    let (up, down) = if f.f64() {
+        (exp_double(f.b, &e, &e_lo), exp_double(f.b, &minus_e, &minus_e_lo))
+    } else {
+        (f.exp(&e), f.exp(&minus_e))
+    };
+    let two_pi = f.c(2.0 * std::f64::consts::PI);
+    let two_pi_w = f.mul(&two_pi, &w);
+    let root_i = f.sqrt(&two_pi_w);
+    let i = f.div(&up, &root_i);
+    let i = f.mul(&i, &plus);
+    let pi_2 = f.c(std::f64::consts::FRAC_PI_2);
+    let k_sq = f.div(&pi_2, &w);
+    let root_k = f.sqrt(&k_sq);
+    let k = f.mul(&down, &root_k);
+    let k = f.mul(&k, &minus);
+    (i, k)
 }

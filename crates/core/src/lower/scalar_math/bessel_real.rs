@@ -35,8 +35,9 @@
 //! The loops (CF1, Temme, CF2, Hankel's sums, the recurrences) are `scf.while` loops with
 //! an iteration cap (1e5, 1e4 in f32): CF1 takes about sqrt(n^2 + 50 x) - n steps and the recurrences nl, so
 //! orders up to 1e5 (1e4) work, and outside the Hankel region (x < n^2) x up to about 2e8
-//! (2e6); past that the result is nan (the uniform, Debye, expansion is not written),
-//! never a wrong value (the power series regions have no cap). With I, K runs scaled by 2^-64 so that the reflection term of
+//! (2e6). From order DEBYE_N on (3200, 500 in f32), which covers every lane past the caps,
+//! Debye's uniform expansions instead (bessel_debye.rs `debye_ik`): straight-line, and
+//! more accurate than the long loops there. With I, K runs scaled by 2^-64 so that the reflection term of
 //! I_-n stays finite where K_n alone overflows (ive(-37.01, 1.2e-7) = -5.03e306).
 //!
 //! ## Special values and negative arguments (as scipy where scipy gives the function)
@@ -50,6 +51,7 @@
 //! - v = +inf: ive = 0, kve = inf for 0 < x < inf; v = -inf: ive nan (I_-v oscillates).
 //!   scipy gives nan for both. A nan argument gives nan (scipy's kve(nan, 0) is inf).
 
+use super::bessel_debye::debye_ik;
 use super::erf::poly;
 use super::exp_log::{cosh, exp_double, log_dd, log_double, sinh, LN2_HI, LN2_LO};
 use super::gamma::{gamma1p_below_10, gamma_stirling};
@@ -97,6 +99,9 @@ const HANKEL_MU_X: f64 = 20.0;
 const CF2_BLOCK: usize = 8;
 /// Hankel's expansions from x >= max(HANKEL_X, n^2).
 const HANKEL_X: f64 = 32.0;
+/// Debye's expansions from this order on (`ik_general`): their exponent's plain form (x <
+/// 2 v) must be past the exponential's range there, e^-0.245 v.
+const DEBYE_N: PerType = (3200.0, 500.0);
 /// Hankel's expansions stop after this many terms (at x = 20, n = 0, about 32 reach 1e-17).
 const HANKEL_TERMS: f64 = 64.0;
 /// Where K is not wanted (ive of v >= 0 or an integer v), I_n by its power series below
@@ -676,7 +681,7 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
                 }
                 None if f.f64() && !want_i => kve_series_lanes(f, n, x),
                 _ => {
-                    let r = ik_recurrences(f, n, x, want_i);
+                    let r = ik_general(f, n, x, want_i);
                     return vec![r.i, r.k, r.ok];
                 }
             };
@@ -694,10 +699,37 @@ fn ik(f: &mut F, n: &Value, x: &Value, want_i: bool, i_only: Option<&Value>) -> 
                     }
                 },
                 |b| {
-                    let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
+                    let r = ik_general(&mut F { b, ty }, n, x, want_i);
                     vec![r.i, r.k, r.ok]
                 },
             )
+        },
+    );
+    Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
+}
+
+/// `ik` outside Hankel's region and the power series' lanes: Debye's expansions
+/// (bessel_debye.rs) from order DEBYE_N on, else the recurrences. The loops pass their cap
+/// from order 1e5 on, or where CF1's depth, about sqrt(n^2 + 50 x) - n, does (n > 14,000
+/// outside Hankel's region; 1e4 and 1400 in f32), nan there before; and on the way to it
+/// they lose accuracy (ive(39305.1, 2.833e8) 10.2 ULP, Debye's 0.7) and time (n steps).
+fn ik_general(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
+    let from = f.k(DEBYE_N);
+    let debye = f.cmp(CmpF::Oge, n, &from);
+    let ty = f.ty;
+    let out = f.b.scf_if(
+        &debye,
+        &[ty, ty, ScalarType::I1],
+        |b| {
+            let f = &mut F { b, ty };
+            // K_SCALE = 2^-64 (2^-16 in f32) as a shift of K's exponent.
+            let k_shift = if !want_i { 0.0 } else if f.f64() { -64.0 * std::f64::consts::LN_2 } else { -16.0 * std::f64::consts::LN_2 };
+            let (i, k) = debye_ik(f, n, x, k_shift);
+            vec![i, k, f.b.constant_int(1, ScalarType::I1)]
+        },
+        |b| {
+            let r = ik_recurrences(&mut F { b, ty }, n, x, want_i);
+            vec![r.i, r.k, r.ok]
         },
     );
     Ik { i: out[0].clone(), k: out[1].clone(), ok: out[2].clone() }
