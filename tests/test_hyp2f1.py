@@ -154,6 +154,10 @@ NEAR_INTEGER = [
     # d = 30 - 1.8e-15 and -4 - 4e-16 as the decimals round: the integer form's Gamma(m)
     # stood for Gamma(d) (50 and 29 ULP before its first-order correction).
     (-10.6, -11.2, 8.2, 0.9993767912395692), (6.7, 3.1, 5.8, 0.9976025718582578),
+    # d = 10.00017 and 10.00008 (not near enough for the integer form): 1 - d rounded in the
+    # fractional form's first series (191 and 447 ULP before it carried d's low part).
+    (-0.004762704090836234, 2.7795853418076497, 12.774990389061882, 0.7757960207492589),
+    (-0.004762704090836234, 2.7795853418076497, 12.7749, 0.7757960207492589),
 ]  # fmt: skip
 
 

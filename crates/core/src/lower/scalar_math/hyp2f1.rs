@@ -335,6 +335,14 @@ struct Estimate {
 /// The Maclaurin series sum_k (a)_k (b)_k / ((c)_k k!) x^k (see the module comment).
 fn series(f: &mut F, a: &Value, b: &Value, c: &Value, x: &Value) -> Estimate {
     let zero = f.c(0.0);
+    series_lo(f, a, b, (c, &zero), x)
+}
+
+/// `series` with c = c_hi + c_lo in two floats: each c + k is (c_hi + k) + c_lo, exact to
+/// twice the precision where c_hi + k is (Sterbenz: k near -c), so a factor c + k near 0
+/// keeps its relative accuracy.
+fn series_lo(f: &mut F, a: &Value, b: &Value, (c, c_lo): (&Value, &Value), x: &Value) -> Estimate {
+    let zero = f.c(0.0);
     let one = f.c(1.0);
     let two = f.c(2.0);
     // Past k_min, (a+k), (b+k) and (c+k) keep their signs.
@@ -345,7 +353,7 @@ fn series(f: &mut F, a: &Value, b: &Value, c: &Value, x: &Value) -> Estimate {
     let k_min = max(f, &k_min, &minus_b);
     let k_min = max(f, &k_min, &minus_c);
     let ty = f.ty;
-    let (a_in, b_in, c_in, x_in) = (a.clone(), b.clone(), c.clone(), x.clone());
+    let (a_in, b_in, c_in, c_lo_in, x_in) = (a.clone(), b.clone(), c.clone(), c_lo.clone(), x.clone());
     // (k, term, sum, compensation, sum of |term| sqrt(k), |ratio|)
     let done = f.b.scf_while(
         &[zero.clone(), one.clone(), one.clone(), zero.clone(), one.clone(), two],
@@ -383,6 +391,7 @@ fn series(f: &mut F, a: &Value, b: &Value, c: &Value, x: &Value) -> Estimate {
             let ak = g.add(&a_in, k);
             let bk = g.add(&b_in, k);
             let ck = g.add(&c_in, k);
+            let ck = g.add(&ck, &c_lo_in);
             let k1 = g.add(k, &one);
             let num = g.mul(&ak, &bk);
             let den = g.mul(&ck, &k1);
@@ -545,9 +554,15 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     // d not an integer: Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)) F(a, b; 1-d; s)
     // + s^d Gamma(c) Gamma(-d) / (Gamma(a) Gamma(b)) F(c-a, c-b; 1+d; s).
     let s_frac = f.sel(&fractional, s, &zero);
-    let one_minus_d = f.sub(&one, d);
+    // 1 - d in two floats (with d's low part): near an integer m, its factor 1 - d + (m -
+    // 1) = -(d - m) in s1's terms is small, and its rounding would be the singular parts'
+    // relative error, which the two terms no longer cancel (the gamma functions and s^d
+    // take d's low part): hyp2f1(-0.00476, 2.7796, 12.775, 0.7758), d = 10.00017, 191 ULP.
+    let minus_d = f.neg(d);
+    let (one_minus_d, omd_lo) = f.two_sum(&one, &minus_d);
+    let omd_lo = f.sub(&omd_lo, d_lo);
     let one_plus_d = f.add(&one, d);
-    let s1 = series(f, a, b, &one_minus_d, &s_frac);
+    let s1 = series_lo(f, a, b, (&one_minus_d, &omd_lo), &s_frac);
     let s2 = series(f, ca, cb, &one_plus_d, &s_frac);
     let u = f.mul(&gauss, &s1.value);
     let t2 = f.mul(&g_c, &g_minus_d);
