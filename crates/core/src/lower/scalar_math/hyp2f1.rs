@@ -554,16 +554,18 @@ fn connection(f: &mut F, p: &Params, s: &Value, log_s: &Value, base: &Base) -> (
     // d not an integer: Gamma(c) Gamma(d) / (Gamma(c-a) Gamma(c-b)) F(a, b; 1-d; s)
     // + s^d Gamma(c) Gamma(-d) / (Gamma(a) Gamma(b)) F(c-a, c-b; 1+d; s).
     let s_frac = f.sel(&fractional, s, &zero);
-    // 1 - d in two floats (with d's low part): near an integer m, its factor 1 - d + (m -
-    // 1) = -(d - m) in s1's terms is small, and its rounding would be the singular parts'
-    // relative error, which the two terms no longer cancel (the gamma functions and s^d
-    // take d's low part): hyp2f1(-0.00476, 2.7796, 12.775, 0.7758), d = 10.00017, 191 ULP.
+    // 1 - d and 1 + d in two floats (with d's low part): near an integer m > 0, the factor
+    // 1 - d + (m - 1) = -(d - m) in s1's terms is small (for m < 0 likewise 1 + d - m - 1
+    // in s2's), and its rounding would be the singular parts' relative error, which the two
+    // terms no longer cancel (the gamma functions and s^d take d's low part):
+    // hyp2f1(-0.00476, 2.7796, 12.775, 0.7758), d = 10.00017, 191 ULP.
     let minus_d = f.neg(d);
     let (one_minus_d, omd_lo) = f.two_sum(&one, &minus_d);
     let omd_lo = f.sub(&omd_lo, d_lo);
-    let one_plus_d = f.add(&one, d);
+    let (one_plus_d, opd_lo) = f.two_sum(&one, d);
+    let opd_lo = f.add(&opd_lo, d_lo);
     let s1 = series_lo(f, a, b, (&one_minus_d, &omd_lo), &s_frac);
-    let s2 = series(f, ca, cb, &one_plus_d, &s_frac);
+    let s2 = series_lo(f, ca, cb, (&one_plus_d, &opd_lo), &s_frac);
     let u = f.mul(&gauss, &s1.value);
     let t2 = f.mul(&g_c, &g_minus_d);
     let t2 = f.mul(&t2, &r_a);
