@@ -722,8 +722,8 @@ fn ik_general(f: &mut F, n: &Value, x: &Value, want_i: bool) -> Ik {
         &[ty, ty, ScalarType::I1],
         |b| {
             let f = &mut F { b, ty };
-            // K_SCALE = 2^-64 (2^-16 in f32) as a shift of K's exponent.
-            let k_shift = if !want_i { 0.0 } else if f.f64() { -64.0 * std::f64::consts::LN_2 } else { -16.0 * std::f64::consts::LN_2 };
+            // K_SCALE as a shift of K's exponent.
+            let k_shift = if !want_i { 0.0 } else if f.f64() { K_SCALE.0.ln() } else { K_SCALE.1.ln() };
             let (i, k) = debye_ik(f, n, x, k_shift);
             vec![i, k, f.b.constant_int(1, ScalarType::I1)]
         },
