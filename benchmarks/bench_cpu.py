@@ -194,7 +194,12 @@ def time_graph_rows(rows, peers, notes, min_time, repeats, rtol=1e-9, atol=1e-12
     results = []
     for label, size, inputs, output, vals in rows:
         fns, compile_s = {}, {}
-        for peer in peers:
+        # C first, and called first: NUMBA's compilation rewrites an OpFromGraph's inner
+        # graph in place (inplace Ops, e.g. solve_discrete_are's SetSubtensor), which the C
+        # backend's perform of that Op (compiling the inner graph at its first call) then
+        # refuses.
+        want = None
+        for peer in sorted(peers, key=lambda p: p != "C"):
             t0 = time.perf_counter()
             try:
                 f = pytensor.function(inputs, output, mode=modes.get(peer, peer))
@@ -205,7 +210,8 @@ def time_graph_rows(rows, peers, notes, min_time, repeats, rtol=1e-9, atol=1e-12
             call = jax_callable(f) if peer == "JAX" else f
             own = [np.copy(v) for v in vals]
             fns[peer] = lambda call=call, own=own: call(*own)
-        want = fns["C"]()
+            if peer == "C":
+                want = fns["C"]()
         want = want if isinstance(want, list) else [want]
         for peer, fn in list(fns.items()):
             try:
