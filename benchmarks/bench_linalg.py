@@ -6,7 +6,9 @@ Rows: a Cholesky factor; a multivariate normal's log-density as PyMC writes it (
 a triangular solve, the log of the factor's diagonal), and over a batch of 100 covariances
 with its gradient; a general solve (elimination with partial pivoting), also over a batch
 of 100 systems; a determinant, also of a batch; QR's R; the eigenvalues of a symmetric
-matrix, and its eigenvectors; singular values; a tridiagonal solve (gttrf and gttrs: one
+matrix, and its eigenvectors; singular values; a real Schur form's and a QZ form's
+eigenvalues; a discrete algebraic Riccati equation (QZ sorted "iuc" of a 2n x 2n pencil,
+as PyMC's state-space models' steady-state filters solve it); a tridiagonal solve (gttrf and gttrs: one
 dispatch per recurrence, also at n = 1000). Every peer's result is checked against the C
 backend's before it is timed. Times are medians over repeats, the peers of a row timed
 round-robin (bench_cpu's helpers). IREE has no LAPACK: on the CPU each of ours is one
@@ -27,7 +29,7 @@ import sys
 import numpy as np
 import pytensor
 import pytensor.tensor as pt
-from pytensor.tensor.linalg import schur
+from pytensor.tensor.linalg import qz, schur, solve_discrete_are
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cpu import run_graph_bench  # noqa: E402
@@ -67,6 +69,22 @@ def rows(quick):
     def batch_of_systems(n):
         return [rng.standard_normal((100, n, n)) + n**0.5 * np.eye(n), rng.standard_normal((100, n))]
 
+    Bm, Q, R = pt.dmatrix("B"), pt.dmatrix("Q"), pt.dmatrix("R")
+
+    def riccati(n):
+        k = max(1, n // 2)
+        return [rng.standard_normal((n, n)) / n**0.5, rng.standard_normal((n, k)), np.eye(n), np.eye(k)]
+
+    # A QZ form's eigenvalues alpha / beta, sorted: what does not depend on the blocks'
+    # order or the columns' signs. A symmetric and B positive definite: real eigenvalues,
+    # so the diagonals' ratios are all of them (no 2 x 2 blocks).
+    aa, bb, _, _ = qz(A, Bm)
+    qz_ratios = pt.sort(pt.diagonal(aa) / pt.diagonal(bb))
+
+    def symmetric_pencil(n):
+        s, t = rng.standard_normal((n, n)), rng.standard_normal((n, n)) / (4 * n)
+        return [s + s.T, np.eye(n) + t + t.T]
+
     # Eigenvectors' signs are arbitrary: their squares are compared (distinct eigenvalues).
     w, V = pt.linalg.eigh(A)
 
@@ -86,6 +104,8 @@ def rows(quick):
         # T's diagonal, sorted: the one part of a real Schur form that does not depend on
         # the eigenvalues' order or the signs of Z's columns.
         ("schur (sorted diag T)", [A], pt.sort(pt.diagonal(schur(A)[0])), lambda n: [rng.standard_normal((n, n))]),
+        ("qz (sorted alpha / beta)", [A, Bm], qz_ratios, symmetric_pencil),
+        ("solve_discrete_are", [A, Bm, Q, R], solve_discrete_are(A, Bm, Q, R), riccati),
         ("tridiagonal solve", [A, x], pt.linalg.solve(A, x, assume_a="tridiagonal"), lambda n: [tridiagonal(rng, n), rng.standard_normal(n)]),
     ]
     out = []
@@ -93,6 +113,10 @@ def rows(quick):
         if label.startswith("batched") or label == "its gradient":
             for n in sizes[:2]:
                 out.append((label, f"100 x n = {n}", inputs, output, values(n)))
+            continue
+        if label == "solve_discrete_are":  # a 2n x 2n pencil: n = 5, 50
+            for n in sizes[:2]:
+                out.append((label, f"n = {n}", inputs, output, values(n)))
             continue
         for n in sizes + ([1000] if label == "tridiagonal solve" else []):
             out.append((label, f"n = {n}", inputs, output, values(n)))

@@ -98,6 +98,7 @@ def name_of(c):
 PARTIAL = {
     "QR": "no pivoting",
     "Schur": "real form; CPU",
+    "QZ": "real form, no eigenvalue outputs; CPU",
     "TRSYL": "CPU",
     "RandomVariable": "35 distributions, see Limits; our own streams",
 }

@@ -118,6 +118,9 @@ pub enum Op {
     /// `Schur`: scipy's schur, (T, Z) with A = Z T Z^T; `output` "real" lowered (the
     /// complex form and `sort` are refused by name).
     Schur { output: String, sort: Option<String> },
+    /// `QZ`: scipy's qz / ordqz, (AA, BB, Q, Z) with A = Q AA Z^T and B = Q BB Z^T; the
+    /// real form without eigenvalue outputs lowered (lower/schur.rs).
+    QZ { complex_output: bool, sort: Option<String>, return_eigenvalues: bool },
     // End of the linear algebra block.
     // Issue 4: construction, checks, sorting, inner graphs.
     /// `CheckAndRaise` (and `Assert`): the first input, once every condition input is
@@ -710,6 +713,14 @@ impl Op {
             "MatrixPinv" => Ok(Op::MatrixPinv { hermitian: prop_bool(op, "hermitian")? }),
             "SolveSylvester" => Ok(Op::SolveSylvester),
             "TRSYL" => Ok(Op::Trsyl),
+            "QZ" => Ok(Op::QZ {
+                complex_output: prop_bool(op, "complex_output")?,
+                sort: match op.props.get("sort") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_str().ok_or("prop sort is not a string")?.to_string()),
+                },
+                return_eigenvalues: prop_bool(op, "return_eigenvalues")?,
+            }),
             "Schur" => Ok(Op::Schur {
                 output: prop_str(op, "output")?,
                 sort: match op.props.get("sort") {
@@ -885,7 +896,7 @@ pub const TENSOR_OP_NAMES: &[&str] = &[
     // Dense linear algebra.
     "Cholesky", "SolveTriangular", "CholeskySolve", "Solve", "Det", "SLogDet", "MatrixInverse", "LUFactor",
     "LUFactorTridiagonal", "SolveLUFactorTridiagonal", "PivotToPermutations", "LU", "QR", "Eigh", "Eigvalsh", "SVD",
-    "MatrixPinv", "SolveSylvester", "Schur", "TRSYL",
+    "MatrixPinv", "SolveSylvester", "Schur", "QZ", "TRSYL",
     // Issue 4: construction, checks, sorting, inner graphs.
     "CheckAndRaise", "Assert", "ARange", "Eye", "ExtractDiag", "AllocDiag", "FillDiagonal", "FillDiagonalOffset",
     "CumOp", "SortOp", "ArgSortOp", "SearchsortedOp", "Repeat", "OpFromGraph", "Bartlett", "UnravelIndex",

@@ -839,6 +839,7 @@ fn lower_rule(cx: &mut Context, b: &mut Block, node: &Node) -> Result<(), String
         Op::SolveSylvester => sylvester::solve_sylvester(cx, b, node),
         Op::Trsyl => sylvester::trsyl(cx, b, node),
         Op::Schur { output, sort } => schur::schur(cx, b, node, output, sort.as_deref()),
+        Op::QZ { complex_output, sort, return_eigenvalues } => schur::qz(cx, b, node, *complex_output, sort.as_deref(), *return_eigenvalues),
         // Issue 4: construction, checks, sorting, inner graphs.
         Op::CheckAndRaise { msg, exception } => checks::check_and_raise(cx, b, node, msg, exception),
         Op::ARange => construct::arange(cx, b, node),

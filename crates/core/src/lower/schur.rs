@@ -7,6 +7,13 @@
 //! selected eigenvalues' blocks to the top (dense_kernels/real_schur/reorder.rs). Refused
 //! by name: the complex form (complex dtypes are out of scope), GPU targets (the steps
 //! need the CPU's sequential kernels).
+//!
+//! `QZ(complex_output=False)`: scipy's qz of a pencil (A, B), (AA, BB, Q, Z) with A = Q AA
+//! Z^T and B = Q BB Z^T, AA quasi-upper triangular and BB upper triangular, by Moler and
+//! Stewart's QZ steps in one dispatch (dense_kernels/real_qz.rs); with `sort`, ordqz's
+//! reordering (PyTensor's selection rules, see real_qz/reorder.rs). As for Schur, the
+//! blocks' order and the columns' signs may differ from LAPACK's. Refused by name: the
+//! complex form, `return_eigenvalues` (its alpha output is complex), GPU targets.
 
 use super::linalg::{define, operand, working_type};
 use super::{dense_kernels, scalar, Context, ErrorKind};
@@ -46,4 +53,39 @@ pub(super) fn form(output: &str, sort: Option<&str>) -> Result<Option<dense_kern
         return Err("Schur on a GPU target is not lowered (its QR steps are one CPU dispatch of scalar loops)".into());
     }
     Ok(sort)
+}
+
+pub fn qz(cx: &mut Context, b: &mut Block, node: &Node, complex_output: bool, sort: Option<&str>, return_eigenvalues: bool) -> Result<(), String> {
+    if complex_output {
+        return Err("QZ with output=\"complex\" (complex results are not supported)".into());
+    }
+    if return_eigenvalues {
+        return Err("QZ with return_eigenvalues=True (ordqz: its alpha output is complex, which is not supported)".into());
+    }
+    let sort = match sort {
+        None => None,
+        Some(name) => Some(dense_kernels::QzSort::parse(name).ok_or_else(|| format!("QZ with sort={name:?} (not one of lhp, rhp, iuc, ouc)"))?),
+    };
+    if !scalar::has_sequential_kernels() {
+        return Err("QZ on a GPU target is not lowered (its QZ steps are one CPU dispatch of scalar loops)".into());
+    }
+    let [a_var, b_var] = node.inputs[..] else { return Err("QZ needs two inputs".into()) };
+    if cx.graph.ty(a_var).ndim() != 2 || cx.graph.ty(b_var).ndim() != 2 || node.outputs.len() != 4 {
+        return Err("QZ of tensors that are not matrices".into());
+    }
+    let out_ty = cx.graph.ty(node.outputs[0]).clone();
+    let element = working_type(&out_ty, "QZ")?;
+    let a = operand(cx, b, a_var, out_ty.dtype)?;
+    let bm = operand(cx, b, b_var, out_ty.dtype)?;
+    let (da, db) = (cx.dims(a_var), cx.dims(b_var));
+    // gges reads past a matrix that is not square (PyTensor's perform checks nothing): a
+    // ValueError here, as for Schur.
+    cx.require(da[0], da[1], "QZ (expected square matrix A)", ErrorKind::Value);
+    cx.require(db[0], db[1], "QZ (expected square matrix B)", ErrorKind::Value);
+    cx.require(da[0], db[0], "QZ (A and B of different sizes)", ErrorKind::Value);
+    let parts = dense_kernels::real_qz(cx, b, &a, &bm, element, sort);
+    for (out, m) in node.outputs.iter().zip(parts) {
+        define(cx, b, *out, &m, vec![da[0], da[0]]);
+    }
+    Ok(())
 }

@@ -23,11 +23,14 @@
 //! cannot place a dispatch without a linalg op on workgroups ("failed to legalize
 //! operation 'hal.interface.binding.subspan'", or a crash for CUDA).
 
+mod block_order;
 mod quasi_sylvester;
+mod real_qz;
 mod real_schur;
 mod symmetric_eigen;
 
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
+pub(super) use real_qz::{real_qz, QzSort};
 pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};
 pub(super) use symmetric_eigen::{symmetric_eigen, symmetric_eigens};
 
@@ -919,6 +922,70 @@ fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -
         |_| vec![t.data.clone()],
     )[0]
         .clone()
+}
+
+/// The deflating iteration of the Schur and QZ forms (real_schur.rs, real_qz.rs): carries
+/// (data, top, steps on this block, steps in all), rows [0, top) still to be reduced, while
+/// top > 0 and fewer than `per_row` max(n, 10) steps were taken in all. `pass(c, data, h,
+/// its)` treats the rows ending at h = top - 1 (its: the steps on this block so far) and
+/// returns the new data and how many rows it deflated (0: it took a step). Returns the
+/// data and whether the steps ran out.
+fn deflating(g: &mut Block, data: Value, n: &Value, per_row: i64, pass: &dyn Fn(&mut Block, &Value, &Value, &Value) -> (Value, Value)) -> (Value, Value) {
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let ten = g.constant_index(10);
+    let wide = g.arith(Arith::MaxUI, n, &ten);
+    let per_row = g.constant_index(per_row);
+    let most = g.arith(Arith::MulI, &wide, &per_row);
+    let state = g.scf_while(
+        &[data, n.clone(), zero.clone(), zero.clone()],
+        |c, s| {
+            let open = c.cmpi(CmpI::Ugt, &s[1], &zero);
+            let more = c.cmpi(CmpI::Ult, &s[3], &most);
+            c.arith(Arith::AndI, &open, &more)
+        },
+        |c, s| {
+            let (top, its, total) = (&s[1], &s[2], &s[3]);
+            let h = c.arith(Arith::SubI, top, &one);
+            let (next, dropped) = pass(c, &s[0], &h, its);
+            let zero = c.constant_index(0);
+            let deflated = c.cmpi(CmpI::Ne, &dropped, &zero);
+            let new_top = c.arith(Arith::SubI, top, &dropped);
+            let stepped = c.arith(Arith::AddI, its, &one);
+            let new_its = c.select(&deflated, &zero, &stepped);
+            let counted = c.arith(Arith::AddI, total, &one);
+            let new_total = c.select(&deflated, total, &counted);
+            vec![next, new_top, new_its, new_total]
+        },
+    );
+    let failed = g.cmpi(CmpI::Ugt, &state[1], &zero);
+    (state[0].clone(), failed)
+}
+
+/// The exceptional shift every tenth step on one block (dlahqr's every tenth iteration).
+const EXCEPTIONAL_EVERY: i64 = 10;
+
+/// A double shift step's shifts as (sum, product): the `standard` pair, or at every
+/// [`EXCEPTIONAL_EVERY`]th step `its` on a block the exceptional complex pair a +- i
+/// sqrt(0.4375) w, a = `last` + 3/4 w, w the sizes of the last two subdiagonal elements
+/// (`w`'s two), which breaks the cycles the standard shifts can fall into (real_schur.rs,
+/// and real_qz.rs on S T^-1).
+fn shifts(g: &mut Block, its: &Value, standard: (Value, Value), last: &Value, w: [&Value; 2]) -> (Value, Value) {
+    let element = last.scalar();
+    let every = g.constant_index(EXCEPTIONAL_EVERY);
+    let phase = g.arith(Arith::RemUI, its, &every);
+    let zero = g.constant_index(0);
+    let exceptional = g.cmpi(CmpI::Eq, &phase, &zero);
+    let (w1, w2) = (g.math(MathUnary::AbsF, w[0]), g.math(MathUnary::AbsF, w[1]));
+    let w = g.arith(Arith::AddF, &w1, &w2);
+    let three_quarters = g.constant_f64(0.75, element);
+    let a = g.fma(&three_quarters, &w, last);
+    let two_f = g.constant_f64(2.0, element);
+    let ex_sum = g.arith(Arith::MulF, &two_f, &a);
+    let spread = g.constant_f64(0.4375, element);
+    let ww = g.arith(Arith::MulF, &w, &w);
+    let ww = g.arith(Arith::MulF, &spread, &ww);
+    let ex_product = g.fma(&a, &a, &ww);
+    (g.select(&exceptional, &ex_sum, &standard.0), g.select(&exceptional, &ex_product, &standard.1))
 }
 
 /// The last index from `start` down to `floor` + 1 where `found` holds, else `floor`:

@@ -19,7 +19,7 @@ mod reorder;
 
 pub(in crate::lower) use reorder::Sort;
 
-use super::{add_multiple, copied_from, last_where, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, turn, Flat};
+use super::{add_multiple, copied_from, deflating, last_where, shifts, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, turn, Flat};
 use crate::lower::Context;
 use crate::lower::qr::lapy2;
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
@@ -28,10 +28,6 @@ use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarTyp
 /// in all): T and Z are then NaN, as PyTensor reports gees' failure.
 const STEPS_PER_ROW: i64 = 30;
 
-/// The exceptional shift every tenth step on one block (dlahqr's every tenth iteration):
-/// a complex pair a +- i 0.66 w at a = t_hh + 3/4 w, w the last two subdiagonal sizes, to
-/// break the cycles that the standard shifts can fall into.
-const EXCEPTIONAL_EVERY: i64 = 10;
 
 /// (T, Z) of the n x n matrix `a`: A = Z T Z^T, T in real Schur form (the eigenvalues
 /// `sort` selects first, where given), Z orthogonal; both NaN where `a` has a NaN or an
@@ -141,58 +137,11 @@ impl Schur {
         transpose_in_place(g, &self.matrix(&data).at(&square), &self.n)
     }
 
-    /// T scaled by 2^-e, e the exponent of its largest element size (none where that is
-    /// 0); returns the factors that scale T back, 2^e then 2^-p. A subnormal largest size
-    /// is first made normal by 2^p (p = the mantissa's bits + 2): 2^-e alone would overflow.
-    /// Also whether that size is NaN or infinite (maximumf keeps a NaN).
+    /// T scaled by a power of two ([`scaled_by_power`] over its n x n elements).
     fn scaled(&self, g: &mut Block, data: Value) -> (Value, [Value; 2], Value) {
-        let (zero, one) = (g.constant_index(0), g.constant_index(1));
-        let zero_f = self.constant(g, 0.0);
+        let zero = g.constant_index(0);
         let size = g.arith(Arith::MulI, &self.n, &self.n);
-        let largest = g
-            .scf_for(&zero, &size, &one, &[zero_f.clone()], |h, at, acc| {
-                let x = h.tensor_extract(&data, std::slice::from_ref(at));
-                let x = h.math(MathUnary::AbsF, &x);
-                Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &x)])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        let (int, mask, tiny, bits) = match self.element {
-            ScalarType::F32 => (ScalarType::I32, 0x7f80_0000_i64, f32::MIN_POSITIVE as f64, 25),
-            _ => (ScalarType::I64, 0x7ff0_0000_0000_0000_i64, f64::MIN_POSITIVE, 54),
-        };
-        let one_f = self.constant(g, 1.0);
-        let tiny = self.constant(g, tiny);
-        let lift = self.constant(g, 2f64.powi(bits));
-        let drop = self.constant(g, 2f64.powi(-bits));
-        let inf = self.constant(g, f64::INFINITY);
-        let finite = g.cmpf(CmpF::Olt, &largest[0], &inf);
-        let yes = g.constant_int(1, ScalarType::I1);
-        let not_finite = g.arith(Arith::XOrI, &finite, &yes);
-        let subnormal = g.cmpf(CmpF::Olt, &largest[0], &tiny);
-        let pre = g.select(&subnormal, &lift, &one_f);
-        let post = g.select(&subnormal, &drop, &one_f);
-        let largest = g.arith(Arith::MulF, &largest[0], &pre);
-        // 2^e: the largest size's exponent bits alone.
-        let word = g.cast(Cast::Bitcast, &largest, int);
-        let mask = g.constant_int(mask, int);
-        let exponent = g.arith(Arith::AndI, &word, &mask);
-        let power = g.cast(Cast::Bitcast, &exponent, self.element);
-        // A zero matrix (exponent bits 0), or a non-finite element (the result is NaN
-        // anyway): no scaling.
-        let plain = g.cmpf(CmpF::Oeq, &power, &zero_f);
-        let endless = g.cmpf(CmpF::Oeq, &power, &inf);
-        let plain = g.arith(Arith::OrI, &plain, &endless);
-        let power = g.select(&plain, &one_f, &power);
-        let factor = g.arith(Arith::DivF, &one_f, &power);
-        let r = g
-            .scf_for(&zero, &size, &one, &[data], |h, at, d| {
-                let x = h.tensor_extract(&d[0], std::slice::from_ref(at));
-                let x = h.arith(Arith::MulF, &x, &pre);
-                let x = h.arith(Arith::MulF, &x, &factor);
-                Ok::<_, String>(vec![h.tensor_insert(&x, &d[0], std::slice::from_ref(at))])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        (r[0].clone(), [power, post], not_finite)
+        scaled_by_power(g, data, (&zero, &size), self.element)
     }
 
     /// Steps k = 0 .. n - 3: the reflector H_k of T's column k below row k + 1 (v in the
@@ -309,54 +258,31 @@ impl Schur {
         r[0].clone()
     }
 
-    /// The QR steps, carrying (data, top, steps on this block, steps in all): the rows
-    /// [0, top) are still to be reduced. Each pass finds the start l of the unreduced block
+    /// The QR steps (`deflating`: rows [0, top) still to be reduced). Each pass finds the start l of the unreduced block
     /// ending at h = top - 1, then deflates a 1 x 1 block (l = h), standardizes a 2 x 2 one
     /// (l = h - 1), or takes a Francis step on [l, h]. Returns the data and whether the
     /// steps ran out.
     fn iterate(&self, g: &mut Block, data: Value) -> (Value, Value) {
-        let (zero, one, two) = (g.constant_index(0), g.constant_index(1), g.constant_index(2));
-        let ten = g.constant_index(10);
-        let wide = g.arith(Arith::MaxUI, &self.n, &ten);
-        let per_row = g.constant_index(STEPS_PER_ROW);
-        let most = g.arith(Arith::MulI, &wide, &per_row);
-        let state = g.scf_while(
-            &[data, self.n.clone(), zero.clone(), zero.clone()],
-            |c, s| {
-                let open = c.cmpi(CmpI::Ugt, &s[1], &zero);
-                let more = c.cmpi(CmpI::Ult, &s[3], &most);
-                c.arith(Arith::AndI, &open, &more)
-            },
-            |c, s| {
-                let (data, top, its, total) = (&s[0], &s[1], &s[2], &s[3]);
-                let h = c.arith(Arith::SubI, top, &one);
-                let (data, l) = self.block_start(c, data, &h);
-                let single = c.cmpi(CmpI::Eq, &l, &h);
-                let h_less = c.arith(Arith::SubI, &h, &one);
-                let pair = c.cmpi(CmpI::Eq, &l, &h_less);
-                let deflated = c.arith(Arith::OrI, &single, &pair);
-                let ty = data.ty().clone();
-                let next = c.scf_if_values(
-                    &deflated,
-                    std::slice::from_ref(&ty),
-                    |q| vec![q.scf_if_values(&pair, std::slice::from_ref(&ty), |p| vec![self.standardize(p, &data, &h)], |_| vec![data.clone()])[0].clone()],
-                    |q| {
-                        let its = q.arith(Arith::AddI, its, &one);
-                        vec![self.francis(q, &data, &l, &h, &its)]
-                    },
-                );
-                let drop = c.select(&pair, &two, &one);
-                let lower_top = c.arith(Arith::SubI, top, &drop);
-                let new_top = c.select(&deflated, &lower_top, top);
-                let stepped = c.arith(Arith::AddI, its, &one);
-                let new_its = c.select(&deflated, &zero, &stepped);
-                let counted = c.arith(Arith::AddI, total, &one);
-                let new_total = c.select(&deflated, total, &counted);
-                vec![next[0].clone(), new_top, new_its, new_total]
-            },
-        );
-        let failed = g.cmpi(CmpI::Ugt, &state[1], &zero);
-        (state[0].clone(), failed)
+        deflating(g, data, &self.n, STEPS_PER_ROW, &|c, data, h, its| {
+            let (zero, one, two) = (c.constant_index(0), c.constant_index(1), c.constant_index(2));
+            let (data, l) = self.block_start(c, data, h);
+            let single = c.cmpi(CmpI::Eq, &l, h);
+            let h_less = c.arith(Arith::SubI, h, &one);
+            let pair = c.cmpi(CmpI::Eq, &l, &h_less);
+            let deflated = c.arith(Arith::OrI, &single, &pair);
+            let ty = data.ty().clone();
+            let next = c.scf_if_values(
+                &deflated,
+                std::slice::from_ref(&ty),
+                |q| vec![q.scf_if_values(&pair, std::slice::from_ref(&ty), |p| vec![self.standardize(p, &data, h)], |_| vec![data.clone()])[0].clone()],
+                |q| {
+                    let its = q.arith(Arith::AddI, its, &one);
+                    vec![self.francis(q, &data, &l, h, &its)]
+                },
+            );
+            let size = c.select(&pair, &two, &one);
+            (next[0].clone(), c.select(&deflated, &size, &zero))
+        })
     }
 
     /// The start l of the unreduced block ending at h: the last i in (0, h] whose
@@ -434,24 +360,8 @@ impl Schur {
         let ps = g.arith(Arith::MulF, &p, &s);
         let qr = g.arith(Arith::MulF, &q, &r);
         let product = g.arith(Arith::SubF, &ps, &qr);
-        // Exceptional: a +- i sqrt(0.4375) w, a = s + 0.75 w.
-        let every = g.constant_index(EXCEPTIONAL_EVERY);
-        let phase = g.arith(Arith::RemUI, its, &every);
-        let zero = g.constant_index(0);
-        let exceptional = g.cmpi(CmpI::Eq, &phase, &zero);
         let before_sub = t.get(g, &hm, &hmm);
-        let (r_size, b_size) = (g.math(MathUnary::AbsF, &r), g.math(MathUnary::AbsF, &before_sub));
-        let w = g.arith(Arith::AddF, &r_size, &b_size);
-        let three_quarters = self.constant(g, 0.75);
-        let a = g.fma(&three_quarters, &w, &s);
-        let two_f = self.constant(g, 2.0);
-        let ex_sum = g.arith(Arith::MulF, &two_f, &a);
-        let spread = self.constant(g, 0.4375);
-        let ww = g.arith(Arith::MulF, &w, &w);
-        let ww = g.arith(Arith::MulF, &spread, &ww);
-        let ex_product = g.fma(&a, &a, &ww);
-        let sum = g.select(&exceptional, &ex_sum, &sum);
-        let product = g.select(&exceptional, &ex_product, &product);
+        let (sum, product) = shifts(g, its, (sum, product), &s, [&r, &before_sub]);
         // The first column of (T - s1)(T - s2) at rows l, l + 1, l + 2.
         let after = g.arith(Arith::AddI, l, &one);
         let third = g.arith(Arith::AddI, l, &two);
@@ -773,4 +683,57 @@ impl Schur {
             .unwrap_or_else(|e: String| unreachable!("{e}"));
         r[0].clone()
     }
+}
+
+/// The elements [from, to) of `data` scaled by 2^-e, e the exponent of their largest
+/// size (none where that is 0); returns the factors that scale them back, 2^e then 2^-p. A subnormal largest size
+/// is first made normal by 2^p (p = the mantissa's bits + 2): 2^-e alone would overflow.
+/// Also whether that size is NaN or infinite (maximumf keeps a NaN).
+pub(super) fn scaled_by_power(g: &mut Block, data: Value, (from, to): (&Value, &Value), element: ScalarType) -> (Value, [Value; 2], Value) {
+    let one = g.constant_index(1);
+    let zero_f = g.constant_f64(0.0, element);
+    let largest = g
+        .scf_for(from, to, &one, std::slice::from_ref(&zero_f), |h, at, acc| {
+            let x = h.tensor_extract(&data, std::slice::from_ref(at));
+            let x = h.math(MathUnary::AbsF, &x);
+            Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &x)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let (int, mask, tiny, bits) = match element {
+        ScalarType::F32 => (ScalarType::I32, 0x7f80_0000_i64, f32::MIN_POSITIVE as f64, 25),
+        _ => (ScalarType::I64, 0x7ff0_0000_0000_0000_i64, f64::MIN_POSITIVE, 54),
+    };
+    let one_f = g.constant_f64(1.0, element);
+    let tiny = g.constant_f64(tiny, element);
+    let lift = g.constant_f64(2f64.powi(bits), element);
+    let drop = g.constant_f64(2f64.powi(-bits), element);
+    let inf = g.constant_f64(f64::INFINITY, element);
+    let finite = g.cmpf(CmpF::Olt, &largest[0], &inf);
+    let yes = g.constant_int(1, ScalarType::I1);
+    let not_finite = g.arith(Arith::XOrI, &finite, &yes);
+    let subnormal = g.cmpf(CmpF::Olt, &largest[0], &tiny);
+    let pre = g.select(&subnormal, &lift, &one_f);
+    let post = g.select(&subnormal, &drop, &one_f);
+    let largest = g.arith(Arith::MulF, &largest[0], &pre);
+    // 2^e: the largest size's exponent bits alone.
+    let word = g.cast(Cast::Bitcast, &largest, int);
+    let mask = g.constant_int(mask, int);
+    let exponent = g.arith(Arith::AndI, &word, &mask);
+    let power = g.cast(Cast::Bitcast, &exponent, element);
+    // A zero matrix (exponent bits 0), or a non-finite element (the result is NaN
+    // anyway): no scaling.
+    let plain = g.cmpf(CmpF::Oeq, &power, &zero_f);
+    let endless = g.cmpf(CmpF::Oeq, &power, &inf);
+    let plain = g.arith(Arith::OrI, &plain, &endless);
+    let power = g.select(&plain, &one_f, &power);
+    let factor = g.arith(Arith::DivF, &one_f, &power);
+    let r = g
+        .scf_for(from, to, &one, &[data], |h, at, d| {
+            let x = h.tensor_extract(&d[0], std::slice::from_ref(at));
+            let x = h.arith(Arith::MulF, &x, &pre);
+            let x = h.arith(Arith::MulF, &x, &factor);
+            Ok::<_, String>(vec![h.tensor_insert(&x, &d[0], std::slice::from_ref(at))])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    (r[0].clone(), [power, post], not_finite)
 }

@@ -17,8 +17,9 @@
 //! that is not, the form counts as failed too.
 
 use super::Schur;
+use crate::lower::dense_kernels::block_order::{reorder, Blocks};
 use crate::lower::dense_kernels::quasi_sylvester::solve_small;
-use crate::mlir::{Arith, Block, CmpF, CmpI, MathUnary, ScalarType, Value};
+use crate::mlir::{Arith, Block, CmpF, MathUnary, ScalarType, Value};
 
 /// Which eigenvalues λ go first: scipy's `sort` strings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,68 +46,37 @@ impl Sort {
     }
 }
 
+/// T's blocks as the walk of block_order.rs sees them, selected by `sort` (the sizes
+/// scaled back by `back`).
+struct Sorting<'a> {
+    schur: &'a Schur,
+    sort: Sort,
+    back: &'a [Value; 2],
+}
+
+impl Blocks for Sorting<'_> {
+    fn order(&self) -> &Value {
+        &self.schur.n
+    }
+
+    fn element(&self, g: &mut Block, data: &Value, i: &Value, j: &Value) -> Value {
+        self.schur.matrix(data).get(g, i, j)
+    }
+
+    fn selected(&self, g: &mut Block, data: &Value, k: &Value, pair: &Value) -> Value {
+        self.schur.selected(g, data, k, pair, self.sort, self.back)
+    }
+
+    fn swap(&self, g: &mut Block, data: &Value, j1: &Value, n1: usize, n2: usize) -> (Value, Value) {
+        self.schur.swap(g, data, j1, n1, n2)
+    }
+}
+
 impl Schur {
-    /// T (scaled by `back`'s inverse) reordered: walking its blocks from the top, each one
-    /// that `sort` selects moves up to just below the selected ones before it. Returns the
+    /// T (scaled by `back`'s inverse) reordered by `sort` (block_order.rs). Returns the
     /// data and whether a swap was refused or the result is out of order.
     pub(super) fn reorder(&self, g: &mut Block, data: Value, sort: Sort, back: &[Value; 2]) -> (Value, Value) {
-        let (zero, one, two) = (g.constant_index(0), g.constant_index(1), g.constant_index(2));
-        let no = g.constant_int(0, ScalarType::I1);
-        // (data, k: the next block's start, ks: where the next selected block goes, refused)
-        let state = g.scf_while(
-            &[data, zero.clone(), zero, no],
-            |c, s| c.cmpi(CmpI::Ult, &s[1], &self.n),
-            |c, s| {
-                let (data, k, ks, refused) = (&s[0], &s[1], &s[2], &s[3]);
-                let pair = self.pair_at(c, data, k);
-                let size = c.select(&pair, &two, &one);
-                let chosen = self.selected(c, data, k, &pair, sort, back);
-                let elsewhere = c.cmpi(CmpI::Ne, k, ks);
-                let moves = c.arith(Arith::AndI, &chosen, &elsewhere);
-                let types = [data.ty().clone(), refused.ty().clone()];
-                let moved = c.scf_if_values(&moves, &types, |q| self.move_up(q, data, k, ks, &pair, refused), |_| vec![data.clone(), refused.clone()]);
-                let next_ks = c.arith(Arith::AddI, ks, &size);
-                let next_ks = c.select(&chosen, &next_ks, ks);
-                let next_k = c.arith(Arith::AddI, k, &size);
-                vec![moved[0].clone(), next_k, next_ks, moved[1].clone()]
-            },
-        );
-        let out_of_order = self.out_of_order(g, &state[0], sort, back);
-        let failed = g.arith(Arith::OrI, &state[3], &out_of_order);
-        (state[0].clone(), failed)
-    }
-
-    /// Whether a block that `sort` selects follows one that it does not.
-    fn out_of_order(&self, g: &mut Block, data: &Value, sort: Sort, back: &[Value; 2]) -> Value {
-        let (zero, one, two) = (g.constant_index(0), g.constant_index(1), g.constant_index(2));
-        let no = g.constant_int(0, ScalarType::I1);
-        // (k, an unselected block seen, a selected one after it)
-        let state = g.scf_while(
-            &[zero, no.clone(), no],
-            |c, s| c.cmpi(CmpI::Ult, &s[0], &self.n),
-            |c, s| {
-                let pair = self.pair_at(c, data, &s[0]);
-                let size = c.select(&pair, &two, &one);
-                let chosen = self.selected(c, data, &s[0], &pair, sort, back);
-                let late = c.arith(Arith::AndI, &chosen, &s[1]);
-                let yes = c.constant_int(1, ScalarType::I1);
-                let passed = c.arith(Arith::XOrI, &chosen, &yes);
-                vec![c.arith(Arith::AddI, &s[0], &size), c.arith(Arith::OrI, &s[1], &passed), c.arith(Arith::OrI, &s[2], &late)]
-            },
-        );
-        state[2].clone()
-    }
-
-    /// Whether the block starting at row k is 2 x 2 (t_k+1,k != 0).
-    fn pair_at(&self, g: &mut Block, data: &Value, k: &Value) -> Value {
-        let one = g.constant_index(1);
-        let next = g.arith(Arith::AddI, k, &one);
-        let inside = g.cmpi(CmpI::Ult, &next, &self.n);
-        let row = g.select(&inside, &next, k);
-        let below = self.matrix(data).get(g, &row, k);
-        let zero_f = self.constant(g, 0.0);
-        let coupled = g.cmpf(CmpF::Une, &below, &zero_f);
-        g.arith(Arith::AndI, &inside, &coupled)
+        reorder(&Sorting { schur: self, sort, back }, g, data, true)
     }
 
     /// Whether `sort` selects the eigenvalues of the block at k: for a 2 x 2 block, the
@@ -143,47 +113,6 @@ impl Schur {
                 g.cmpf(order, &size, &unit)
             }
         }
-    }
-
-    /// The block at k (2 x 2 where `pair`) moved up to row ks by swaps with the block
-    /// above it, one at a time; returns the data and `refused` or'ed with any refusal.
-    fn move_up(&self, g: &mut Block, data: &Value, k: &Value, ks: &Value, pair: &Value, refused: &Value) -> Vec<Value> {
-        let (one, two) = (g.constant_index(1), g.constant_index(2));
-        let state = g.scf_while(
-            &[data.clone(), k.clone(), refused.clone()],
-            |c, s| c.cmpi(CmpI::Ugt, &s[1], ks),
-            |c, s| {
-                let (data, j, refused) = (&s[0], &s[1], &s[2]);
-                // The block above ends at j - 1; it is 2 x 2 where t_j-1,j-2 != 0 (within
-                // the part still to pass: ks starts a block).
-                let room = c.arith(Arith::AddI, ks, &two);
-                let room = c.cmpi(CmpI::Uge, j, &room);
-                let last = c.arith(Arith::SubI, j, &one);
-                let before = c.arith(Arith::SubI, j, &two);
-                let column = c.select(&room, &before, &last);
-                let left = self.matrix(data).get(c, &last, &column);
-                let zero_f = self.constant(c, 0.0);
-                let coupled = c.cmpf(CmpF::Une, &left, &zero_f);
-                let above_pair = c.arith(Arith::AndI, &room, &coupled);
-                let above = c.select(&above_pair, &two, &one);
-                let start = c.arith(Arith::SubI, j, &above);
-                let types = [data.ty().clone(), refused.ty().clone()];
-                let swap = |q: &mut Block, n1: usize, n2: usize| -> Vec<Value> {
-                    let (d, ok) = self.swap(q, data, &start, n1, n2);
-                    let yes = q.constant_int(1, ScalarType::I1);
-                    let bad = q.arith(Arith::XOrI, &ok, &yes);
-                    vec![d, q.arith(Arith::OrI, refused, &bad)]
-                };
-                let swapped = c.scf_if_values(
-                    &above_pair,
-                    &types,
-                    |q| q.scf_if_values(pair, &types, |p| swap(p, 2, 2), |p| swap(p, 2, 1)),
-                    |q| q.scf_if_values(pair, &types, |p| swap(p, 1, 2), |p| swap(p, 1, 1)),
-                );
-                vec![swapped[0].clone(), start, swapped[1].clone()]
-            },
-        );
-        vec![state[0].clone(), state[2].clone()]
     }
 
     /// The n1 x n1 block at row j1 swapped with the n2 x n2 block below it; returns the
