@@ -8,6 +8,7 @@ the case's own edges). A function of two arguments (arctan2) has `arity=2`: its 
 are an array of shape (2, n), and its edges pairs.
 """
 
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -850,6 +851,36 @@ def _besselj_debye(v, x, terms=40):
             return mpmath.re(r)
         a = mpmath.acosh(v / x)
         return mpmath.exp(v * (mpmath.tanh(a) - a)) / mpmath.sqrt(2 * mpmath.pi * v * mpmath.tanh(a)) * (sums[0] + sums[1])
+
+
+@functools.lru_cache(maxsize=None)
+def _besselj_miller(x, frac, kmax):
+    """(J_frac+k(x) for k = 0..kmax) at 40 digits, 0 < frac <= 1, 0 < x, by Miller's
+    algorithm: the downward recurrence J_k-1 = 2k/x J_k - J_k+1 from an order far past
+    max(x, kmax) (where J is smaller than the digits carried) to frac, scaled by the sum
+    (x/2)^nu = sum_k (nu + 2k) Gamma(nu + k) / k! J_nu+2k(x), nu = frac (DLMF 10.23.15;
+    J_0 + 2 sum J_2k = 1 for nu = 1 -> 0). A reference for the transition region |x - v| <
+    24 v^(1/3) of large orders, where Debye's expansions (`_besselj_debye`) do not converge
+    and mpmath's besselj does not either; x steps and more, so seconds for x ~ 1e5."""
+    with mpmath.workdps(40):
+        x, nu = mpmath.mpf(x), mpmath.mpf(frac)
+        top = int(max(kmax, float(x)) + 80 * float(x) ** (1 / 3) + 200)
+        big = mpmath.mpf(10) ** 200
+        weight = [mpmath.gamma(nu)]  # Gamma(nu + k) / k!
+        for k in range(1, top // 2 + 2):
+            weight.append(weight[-1] * (nu + k - 1) / k)
+        above, here, norm, values = mpmath.mpf(0), mpmath.mpf(10) ** -300, mpmath.mpf(0), [None] * (kmax + 1)
+        for k in range(top, 0, -1):
+            above, here = here, 2 * (nu + k) / x * here - above
+            if k - 1 <= kmax:
+                values[k - 1] = here
+            if (k - 1) % 2 == 0:
+                norm += (nu + k - 1) * weight[(k - 1) // 2] * here
+            if abs(here) > big:
+                above, here, norm = above / big, here / big, norm / big
+                values = [None if a is None else a / big for a in values]
+        scale = (x / 2) ** nu / norm
+        return tuple(a * scale for a in values)
 
 
 def _jv(v, x):

@@ -17,8 +17,8 @@
 //!
 //! The terms fall like C_k (p^3 / v)^k with C_k growing factorially (C_10 ~ 7e7): with
 //! TERMS = 11 they reach 1e-17 while p^3 / v <= MAX_Z = 3e-3, that is outside about
-//! |x - v| < 24 v^(1/3) (the transition region, where the result stays nan: the Airy-type
-//! expansion 10.19.8 is not written). `ok` says whether a lane is within that bound.
+//! |x - v| < 24 v^(1/3) (the transition region: `bessel_jv` evaluates them at an order just
+//! past it and recurs back). `ok` says whether a lane is within that bound.
 //!
 //! float32 lanes run this in float64 where the target has float64 math (else in float32,
 //! with the two-float steps in float32).
@@ -68,10 +68,16 @@ pub(super) fn debye_j(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
     debye_in(f, v, x)
 }
 
-fn debye_in(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
+/// Whether the expansions reach 1e-17 at (v, x) (p^3 / v <= MAX_Z, x != v): false in the
+/// transition region.
+pub(super) fn debye_reaches(f: &mut F, v: &Value, x: &Value) -> Value {
+    reach(f, v, x).2
+}
+
+/// (w, p, ok): w = sqrt(|x^2 - v^2|) (1 where it is 0), p = v / w, and `debye_reaches`.
+fn reach(f: &mut F, v: &Value, x: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
-    let half = f.c(0.5);
     // w = sqrt(|x - v| (x + v)), as two roots (no overflow of the product for huge v).
     let d = f.sub(x, v);
     let d = f.abs(&d);
@@ -82,13 +88,21 @@ fn debye_in(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
     let w_pos = f.cmp(CmpF::Ogt, &w, &zero);
     let w = f.sel(&w_pos, &w, &one);
     let p = f.div(v, &w);
-    let p3 = f.mul(&p, &p);
-    let q = p3.clone();
-    let p3 = f.mul(&p3, &p);
+    let p2 = f.mul(&p, &p);
+    let p3 = f.mul(&p2, &p);
     let z = f.div(&p3, v);
     let max_z = f.c(MAX_Z);
     let ok = f.cmp(CmpF::Ole, &z, &max_z);
     let ok = f.and(&ok, &w_pos);
+    (w, p, ok)
+}
+
+fn debye_in(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let half = f.c(0.5);
+    let (w, p, ok) = reach(f, v, x);
+    let q = f.mul(&p, &p);
     let osc = f.cmp(CmpF::Ogt, x, v);
     // T_k = (u_k(p) / p^k) / w^k, as a polynomial in +-p^2 (- above the turning point).
     let minus_q = f.neg(&q);

@@ -35,9 +35,11 @@
 //! The loops are `scf.while` loops with an iteration cap (1e5, 1e4 in f32): CF1 takes
 //! about max(x - n, 0) + 8 x^(1/3) + 20 steps and the recurrence nl, so outside Hankel's
 //! region (x < n^2 / 6) they serve x - n below 0.9 times the cap and orders up to it. Past
-//! that, Debye's expansions (bessel_debye.rs, straight-line), except in the transition
-//! region |x - n| < about 24 n^(1/3) (for n past the cap), where the result is nan (the Airy
-//! form is not written), never a wrong value; J_-n there (Y_n) is nan too.
+//! that, Debye's expansions (bessel_debye.rs, straight-line); in their transition region
+//! |x - n| < about 24 n^(1/3) (for n past the cap) Debye's at the order x + 25 x^(1/3) just
+//! past it, and CF1 and the downward recurrence back to n (`debye_or_shifted`: about 50
+//! n^(1/3) steps, so up to n ~ 8e9; nan past that, never a wrong value). J_-n there needs
+//! Y_n, which is not computed: nan.
 //!
 //! ## Negative orders and special values (as scipy, except where it has no value)
 //!
@@ -51,7 +53,7 @@
 //!   v = +inf: 0 for finite x (as scipy); v = -inf: nan (scipy 0: J_-v has no limit).
 //!   A nan argument gives nan.
 
-use super::bessel_debye::debye_j;
+use super::bessel_debye::{debye_j, debye_reaches};
 use super::bessel_real::{dd_add, sigma, sin_cos_pi, temme_gammas, RealOrder};
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
@@ -75,6 +77,9 @@ const HANKEL_TERMS: f64 = 64.0;
 /// Debye's expansions (bessel_debye.rs) where x - n passes DEBYE_FROM times the cap (CF1's
 /// depth is about x - n + 13 x^(1/3) there) or the order the cap itself.
 const DEBYE_FROM: f64 = 0.9;
+/// In Debye's transition region their order is moved to x + SHIFT x^(1/3), where p^3 / v is
+/// at most 2.9e-3 for x past 9e3 (their bound 3e-3; see `debye_or_shifted`).
+const SHIFT: f64 = 25.0;
 /// Below this x, J_n is its series' first two terms.
 const TINY_X: PerType = (1e-8, 1e-4);
 /// A stand-in for a zero denominator in Lentz's and Steed's evaluations.
@@ -695,7 +700,7 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                         &types,
                         |b| {
                             let f = &mut g!(b, ty);
-                            let (j, ok) = debye_j(f, n, x);
+                            let (j, ok) = debye_or_shifted(f, n, x);
                             let zero = f.c(0.0);
                             let no = f.b.constant_int(0, ScalarType::I1);
                             vec![j.clone(), zero, ok, j, no]
@@ -710,6 +715,59 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
         },
     );
     (out[0].clone(), out[1].clone(), out[2].clone(), out[3].clone(), out[4].clone())
+}
+
+/// (J_n, ok) where the loops cannot reach: Debye's expansions at (n, x), and in their
+/// transition region |x - n| < about 24 n^(1/3) (where they do not converge) at the order
+/// n' = n + N just past it, N = ceil(x + SHIFT x^(1/3) - n), then CF1 at n' (a few x^(1/3)
+/// steps there) and the downward recurrence N steps back to n (stable for J; about 50
+/// n^(1/3) steps, within the cap up to n ~ 8e9: past that `ok` is false, nan). J_n' is some
+/// e^-125 of J_n in size, far from underflow. n + N rounds where it crosses a power of two:
+/// the rounding e is put back to first order, J_n'+e = J_n' (1 - e acosh(n'/x)) (d/dv of
+/// Debye's exponent -v (atanh t - t) is -atanh t = -acosh(v/x)).
+fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
+    let zero = f.c(0.0);
+    let one = f.c(1.0);
+    let reaches = debye_reaches(f, n, x);
+    let trans = f.not(&reaches);
+    let third = f.c(1.0 / 3.0);
+    let lx = f.log(x);
+    let lx = f.mul(&lx, &third);
+    let cbrt = f.exp(&lx);
+    let shift = f.c(SHIFT);
+    let target = f.fma(&shift, &cbrt, x);
+    let gap = f.sub(n, &target);
+    let steps = f.floor(&gap);
+    let steps = f.neg(&steps);
+    let steps = f.b.arith(Arith::MaximumF, &steps, &one);
+    let steps = f.sel(&trans, &steps, &zero);
+    let cap = f.k(MAX_ITER);
+    let within = f.cmp(CmpF::Olt, &steps, &cap);
+    let steps = f.sel(&within, &steps, &zero);
+    let (n2, e) = f.two_sum(n, &steps);
+    let (j2, ok) = debye_j(f, &n2, x);
+    let q = f.div(&n2, x);
+    let qq = f.mul(&q, &q);
+    let qq = f.sub(&qq, &one);
+    let root = f.sqrt(&qq);
+    let l = f.add(&q, &root);
+    let l = f.log(&l);
+    let minus_e = f.neg(&e);
+    let fix = f.fma(&minus_e, &l, &one);
+    let fix = f.sel(&trans, &fix, &one);
+    let (r, r_lo, _, cf_ok) = cf1(f, &n2, x, &trans);
+    let (u_hi, u_lo, _, _, count) = recur_down(f, n, true, &steps, x, (&one, &zero), (&r, &r_lo));
+    let u = f.add(&u_hi, &u_lo);
+    let scale = f.k(SCALE);
+    let k = f.mul(&count, &scale);
+    let u = f.ldexp(&u, &k);
+    let j = f.mul(&j2, &fix);
+    let j = f.mul(&j, &u);
+    let not_trans = f.not(&trans);
+    let cf_ok = f.or(&cf_ok, &not_trans);
+    let ok = f.and(&ok, &cf_ok);
+    let ok = f.and(&ok, &within);
+    (j, ok)
 }
 
 /// `jy` outside Hankel's region where J_n does not underflow: below TINY_X the series'
@@ -764,57 +822,9 @@ fn jy_regular(f: &mut F, mu: &Value, nl: &Value, n_r: &Value, x_r: &Value, want_
     let regular = f.b.constant_int(1, ScalarType::I1);
     let (r, r_lo, sign, cf_ok) = cf1(f, n_r, &x_r, &regular);
     // Downward from u_n = 1, u_n+1 = r to u_mu, u_mu+1, in range by powers of two.
-    let ty = f.ty;
-    let (mu_in, x_in) = (mu.clone(), x_r.clone());
-    // In two floats: each step's rounding would otherwise add up where the values grow
-    // (jv(22, 2.57), 22 steps, was 14 ULP off).
-    let down = f.b.scf_while(
-        &[nl.clone(), one.clone(), zero.clone(), r, r_lo, zero.clone()],
-        |c, v| {
-            let mut g = g!(c, ty);
-            let zero = g.c(0.0);
-            g.cmp(CmpF::Ogt, &v[0], &zero)
-        },
-        |l, v| {
-            let mut g = g!(l, ty);
-            let (j, a_hi, a_lo, b_hi, b_lo, count) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
-            let one = g.c(1.0);
-            let two = g.c(2.0);
-            // (mu + j is exact for j <= nl.)
-            let nu = g.add(&mu_in, j);
-            let nu2 = g.mul(&two, &nu);
-            // c = 2 nu / x as c_hi + c_lo.
-            let c_hi = g.div(&nu2, &x_in);
-            let minus_c = g.neg(&c_hi);
-            let rem = g.fma(&minus_c, &x_in, &nu2);
-            let c_lo = g.div(&rem, &x_in);
-            // c a - b.
-            let (p, pe) = g.two_prod(&c_hi, a_hi);
-            let pe = g.fma(&c_hi, a_lo, &pe);
-            let pe = g.fma(&c_lo, a_hi, &pe);
-            let minus_b = g.neg(b_hi);
-            let (s, se) = g.two_sum(&p, &minus_b);
-            let low = g.sub(&pe, b_lo);
-            let se = g.add(&se, &low);
-            let (n_hi, n_lo) = g.fast_two_sum(&s, &se);
-            let up = g.k(UP);
-            let low = g.k(LOW);
-            let abs = g.abs(&n_hi);
-            let big = g.cmp(CmpF::Ogt, &abs, &up);
-            let mut out = vec![];
-            for (value, keep) in [(&n_hi, &n_hi), (&n_lo, &n_lo), (a_hi, a_hi), (a_lo, a_lo)] {
-                let scaled = g.mul(value, &low);
-                out.push(g.sel(&big, &scaled, keep));
-            }
-            let more = g.add(count, &one);
-            let count = g.sel(&big, &more, count);
-            let j = g.sub(j, &one);
-            vec![j, out[0].clone(), out[1].clone(), out[2].clone(), out[3].clone(), count]
-        },
-    );
-    let u = f.add(&down[1], &down[2]);
-    let u1 = f.add(&down[3], &down[4]);
-    let count = down[5].clone();
+    let (u_hi, u_lo, u1_hi, u1_lo, count) = recur_down(f, &mu, false, &nl, &x_r, (&one, &zero), (&r, &r_lo));
+    let u = f.add(&u_hi, &u_lo);
+    let u1 = f.add(&u1_hi, &u1_lo);
     // u' = mu/x u - u_mu+1; both divided by m = max(|u|, |u'|).
     let mu_x = f.div(&mu, &x_r);
     let minus = f.neg(&u1);
@@ -929,6 +939,71 @@ fn jy_regular(f: &mut F, mu: &Value, nl: &Value, n_r: &Value, x_r: &Value, want_
     let y_n = f.sel(&nl_zero, &upy[1], &upy[2]);
     let y_n = f.sel(&overflowed, &minus_inf, &y_n);
     (j_n, y_n, ok)
+}
+
+/// The downward recurrence u_k-1 = 2k/x u_k - u_k+1 (stable for J) from u_o+s = a, u_o+s+1
+/// = b over `steps` = s steps to (u_o, u_o+1), as (u_o hi, lo, u_o+1 hi, lo, count): in
+/// two floats (each step's rounding would otherwise add up where the values grow:
+/// jv(22, 2.57), 22 steps, was 14 ULP off), kept below 2^SCALE by `count` factors
+/// 2^-SCALE. `split_order`: the orders o + j in two floats (o is not small; else o + j is
+/// exact, o = mu).
+fn recur_down(
+    f: &mut F,
+    origin: &Value,
+    split_order: bool,
+    steps: &Value,
+    x: &Value,
+    a: (&Value, &Value),
+    b: (&Value, &Value),
+) -> (Value, Value, Value, Value, Value) {
+    let zero = f.c(0.0);
+    let ty = f.ty;
+    let (o_in, x_in) = (origin.clone(), x.clone());
+    let down = f.b.scf_while(
+        &[steps.clone(), a.0.clone(), a.1.clone(), b.0.clone(), b.1.clone(), zero],
+        |c, v| {
+            let mut g = g!(c, ty);
+            let zero = g.c(0.0);
+            g.cmp(CmpF::Ogt, &v[0], &zero)
+        },
+        |l, v| {
+            let mut g = g!(l, ty);
+            let (j, a_hi, a_lo, b_hi, b_lo, count) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
+            let one = g.c(1.0);
+            let two = g.c(2.0);
+            // c = 2 nu / x as c_hi + c_lo, nu = o + j.
+            let (nu, nu_lo) = if split_order { g.two_sum(&o_in, j) } else { (g.add(&o_in, j), g.c(0.0)) };
+            let nu2 = g.mul(&two, &nu);
+            let c_hi = g.div(&nu2, &x_in);
+            let minus_c = g.neg(&c_hi);
+            let rem = g.fma(&minus_c, &x_in, &nu2);
+            let rem = if split_order { g.fma(&two, &nu_lo, &rem) } else { rem };
+            let c_lo = g.div(&rem, &x_in);
+            // c a - b.
+            let (p, pe) = g.two_prod(&c_hi, a_hi);
+            let pe = g.fma(&c_hi, a_lo, &pe);
+            let pe = g.fma(&c_lo, a_hi, &pe);
+            let minus_b = g.neg(b_hi);
+            let (s, se) = g.two_sum(&p, &minus_b);
+            let low = g.sub(&pe, b_lo);
+            let se = g.add(&se, &low);
+            let (n_hi, n_lo) = g.fast_two_sum(&s, &se);
+            let up = g.k(UP);
+            let low = g.k(LOW);
+            let abs = g.abs(&n_hi);
+            let big = g.cmp(CmpF::Ogt, &abs, &up);
+            let mut out = vec![];
+            for (value, keep) in [(&n_hi, &n_hi), (&n_lo, &n_lo), (a_hi, a_hi), (a_lo, a_lo)] {
+                let scaled = g.mul(value, &low);
+                out.push(g.sel(&big, &scaled, keep));
+            }
+            let more = g.add(count, &one);
+            let count = g.sel(&big, &more, count);
+            let j = g.sub(j, &one);
+            vec![j, out[0].clone(), out[1].clone(), out[2].clone(), out[3].clone(), count]
+        },
+    );
+    (down[1].clone(), down[2].clone(), down[3].clone(), down[4].clone(), down[5].clone())
 }
 
 /// J_mu(x) = (x/2)^mu / Gamma(1 + mu) sum_k (-x^2/4)^k / (k! (mu + 1)_k), |mu| <= 1/2,
