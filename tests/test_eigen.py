@@ -249,25 +249,33 @@ def test_generalized_eigenvectors():
 
 
 def test_singular_values():
-    """`svd(compute_uv=False)` (one-sided Jacobi): numpy's singular values, descending, for
-    tall, wide, square, rank-deficient, graded and empty matrices, float32 too; numpy's
-    LinAlgError for a non-finite element; U and V^T refused by name."""
+    """`svd(compute_uv=False)` (on the CPU bidiagonalization and the Golub-Kahan
+    tridiagonal's QL, dense_kernels/bidiagonal.rs): numpy's singular values, descending, for
+    tall, wide, square (past the kernels' eight-lane chunks too), rank-deficient, graded,
+    diagonal (values exact, as LAPACK's) and empty matrices, float32 too; numpy's
+    LinAlgError for a NaN, NaN values for an infinity."""
     x, xf = pt.dmatrix("x"), pt.fmatrix("xf")
     f, ref = compile_both([x, xf], [pt.linalg.svd(x, compute_uv=False), pt.linalg.svd(xf, compute_uv=False)])
     assert "SVD" in {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
     rng = np.random.default_rng(4)
     low_rank = rng.normal(size=(6, 2)) @ rng.normal(size=(2, 5))
     graded = rng.normal(size=(5, 5)) * 10.0 ** -np.arange(0, 15, 3)
-    for a in [rng.normal(size=(7, 3)), rng.normal(size=(3, 7)), rng.normal(size=(5, 5)), low_rank, graded, np.zeros((3, 2)), np.ones((1, 4)), np.zeros((0, 3))]:
+    big = [rng.normal(size=(45, 30)), rng.normal(size=(30, 45)), rng.normal(size=(64, 64)), rng.normal(size=(20, 17)) @ rng.normal(size=(17, 40))]
+    for a in [rng.normal(size=(7, 3)), rng.normal(size=(3, 7)), rng.normal(size=(5, 5)), low_rank, graded, np.zeros((3, 2)), np.ones((1, 4)), np.zeros((0, 3))] + big:
         got, want = f(a, a.astype("float32")), ref(a, a.astype("float32"))
         assert got[0].shape == want[0].shape and got[0].dtype == want[0].dtype and got[1].dtype == want[1].dtype
         scale = max(1.0, float(want[0].max(initial=0.0)))
         np.testing.assert_allclose(got[0], want[0], rtol=0, atol=1e-14 * scale * max(a.shape))
         np.testing.assert_allclose(got[1], want[1], rtol=0, atol=2e-6 * scale * max(a.shape))
         assert np.all(np.diff(got[0]) <= 0)
-    # The graded matrix's smallest values, relative to themselves (Jacobi keeps them).
+    # The graded matrix's smallest values, relative to themselves (graded by columns,
+    # LAPACK's and our bidiagonalization keep them).
     got = f(graded, graded.astype("float32"))[0]
     np.testing.assert_allclose(got, ref(graded, graded.astype("float32"))[0], rtol=1e-10)
+    # Diagonal and 1 x 1 matrices: |d| exactly, sorted.
+    for a in [np.diag([1.0, -5.0, 3.0, 0.0, 2.5]), np.eye(4), np.array([[-3.0]]), np.array([[1.0, 0.0, 0.0], [0.0, -2.0, 0.0]])]:
+        for g, w in zip(f(a, a.astype("float32")), ref(a, a.astype("float32"))):
+            np.testing.assert_array_equal(g, w)
     bad = np.eye(3)
     bad[1, 2] = np.nan
     raises_like(f, ref, [bad, bad.astype("float32")])

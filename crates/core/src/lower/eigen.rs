@@ -4,7 +4,8 @@
 //! matrix read from one triangle, on the CPU by tridiagonal reduction and QL iterations in
 //! one dispatch (dense_kernels/symmetric_eigen.rs), on GPUs by cyclic Jacobi rotations
 //! (Golub & Van Loan 8.5, below); and `SVD` (values, U and V^T) by one-sided Jacobi on the
-//! same rounds (see `stacked_svd`).
+//! same rounds (see `stacked_svd`), the values alone on the CPU by bidiagonalization
+//! (`bidiagonal_values`).
 //!
 //! A rotation in the plane (p, q), J = [[c, s], [-s, c]] there, with t = s / c the smaller
 //! root of t^2 + 2 theta t - 1 = 0, theta = (a_qq - a_pp) / (2 a_pq), makes A' = J^T A J
@@ -603,7 +604,7 @@ pub fn svd(cx: &mut Context, b: &mut Block, node: &Node, full_matrices: bool, co
 }
 /// numpy's SVD of each of the matrices of `a3` (count x m x n): the values (count x k),
 /// descending, and, with `compute_uv`, U and V^T (count x m x u_columns, count x vt_rows x
-/// n). One-sided Jacobi (Hestenes): W = A (A^T where A is wide, the same values), its
+/// n). The values alone on the CPU: `bidiagonal_values`. Else one-sided Jacobi (Hestenes): W = A (A^T where A is wide, the same values), its
 /// columns rotated pairwise until orthogonal in the round-robin order and number of sweeps
 /// of `eigh`, the rotations carried on an identity below it (V): A V = W, the values W's
 /// column norms, V's columns the right singular vectors and U's W's columns over their
@@ -638,9 +639,18 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
         .clone();
     let tall = b.cmpi(CmpI::Uge, &m, &n);
     let (r, c) = (b.arith(Arith::MaxUI, &m, &n), b.arith(Arith::MinUI, &m, &n));
+    let sequential = scalar::has_sequential_kernels();
+    // NaN for a matrix with an infinity.
+    let nan_where = |g: &mut Block, x: &Value, v: Value| {
+        let bad = g.tensor_extract(&infinite, std::slice::from_ref(x));
+        let nan = g.constant_f64(f64::NAN, element);
+        g.select(&bad, &nan, &v)
+    };
+    if !compute_uv && sequential {
+        return Ok(vec![bidiagonal_values(cx, b, a3, count, (&r, &c), &tall, element, &nan_where)?]);
+    }
     // [W; I], W = A or A^T, stacked; without the identity where V is not asked for (the
     // host loop's sweeps expect it always).
-    let sequential = scalar::has_sequential_kernels();
     let vectors = compute_uv || !sequential;
     let rows = if vectors { b.arith(Arith::AddI, &r, &c) } else { r.clone() };
     let start = jacobi_start(b, a3, count, (&r, &c, &rows), &tall, element)?;
@@ -667,12 +677,6 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
         .clone();
     let norm = |g: &mut Block, x: &[Value], k: &Value| g.tensor_extract(&norms, &[x[0].clone(), k.clone()]);
     let (source, sv) = orders(b, std::slice::from_ref(count), &c, &norm, CmpF::Ogt, element)?;
-    // NaN for a matrix with an infinity; `sized` makes a count x rows x cols tensor.
-    let nan_where = |g: &mut Block, x: &Value, v: Value| {
-        let bad = g.tensor_extract(&infinite, std::slice::from_ref(x));
-        let nan = g.constant_f64(f64::NAN, element);
-        g.select(&bad, &nan, &v)
-    };
     let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[count.clone(), c.clone()]);
     let values = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
         let (x, k) = (g.linalg_index(0), g.linalg_index(1));
@@ -758,6 +762,55 @@ pub(super) fn stacked_svd(cx: &mut Context, b: &mut Block, a3: &Value, count: &V
     let u = picked(b, (&m, &u_columns), false)?;
     let vt = picked(b, (&vt_rows, &n), true)?;
     Ok(vec![u, values, vt])
+}
+
+/// The singular values alone of each of `count` matrices of `a3` (count x m x n) on the
+/// CPU, descending (count x c): W = A or A^T (r x c, r >= c), its bidiagonal's values by
+/// the Golub-Kahan tridiagonal's eigenvalues in one dispatch
+/// (`dense_kernels::bidiagonal_singular_values`). `nan_where` puts NaN in a matrix with an
+/// infinity.
+fn bidiagonal_values(
+    cx: &mut Context,
+    b: &mut Block,
+    a3: &Value,
+    count: &Value,
+    (r, c): (&Value, &Value),
+    tall: &Value,
+    element: ScalarType,
+    nan_where: &dyn Fn(&mut Block, &Value, Value) -> Value,
+) -> Result<Value, String> {
+    // W^T stacked, (count c) x r: row j of matrix x is W's column j.
+    let all_c = b.arith(Arith::MulI, count, c);
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[all_c, r.clone()]);
+    let cc = c.clone();
+    let wt = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (row, i) = (g.linalg_index(0), g.linalg_index(1));
+        let (x, j) = (g.arith(Arith::DivUI, &row, &cc), g.arith(Arith::RemUI, &row, &cc));
+        // W = A (tall) or A^T: W[i, j] = A[i, j] or A[j, i].
+        let v = g.scf_if(tall, &[element], |t| vec![t.tensor_extract(a3, &[x.clone(), i.clone(), j.clone()])], |e| {
+            vec![e.tensor_extract(a3, &[x.clone(), j.clone(), i.clone()])]
+        });
+        Ok::<_, String>(vec![v[0].clone()])
+    })?[0]
+        .clone();
+    let out = dense_kernels::bidiagonal_singular_values(cx, b, &wt, count, c, element);
+    let extra = b.constant_index(dense_kernels::BIDIAGONAL_EXTRA_ROWS);
+    let rows = b.arith(Arith::AddI, c, &extra);
+    let (cc, rr) = (c.clone(), rows.clone());
+    let init = b.tensor_empty(TensorType::new(vec![None, None], element), &[count.clone(), c.clone()]);
+    Ok(b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+        let (x, k) = (g.linalg_index(0), g.linalg_index(1));
+        // Matrix x's k-th value at (c + BIDIAGONAL_VALUES_ROW, k) of its rows. (Read as
+        // (row, 2k), IREE's vectorizer took the index k + k for a contiguous one: it read
+        // elements k.)
+        let offset = g.constant_index(dense_kernels::BIDIAGONAL_VALUES_ROW);
+        let first = g.arith(Arith::MulI, &x, &rr);
+        let row = g.arith(Arith::AddI, &first, &cc);
+        let row = g.arith(Arith::AddI, &row, &offset);
+        let v = g.tensor_extract(&out, &[row, k]);
+        Ok::<_, String>(vec![nan_where(g, &x, v)])
+    })?[0]
+        .clone())
 }
 
 /// One-sided Jacobi's start for each matrix of `a3` (count x m x n), stacked ((count rows)

@@ -4,7 +4,8 @@
 //! Q (`qr_reflectors`, `qr_accumulate`) and the one-sided Jacobi sweeps of SVD
 //! (`jacobi_sweeps`); each follows its host-loop twin in linalg.rs, qr.rs or eigen.rs
 //! (same arguments, same results up to rounding). Eigh and Eigvalsh take another route
-//! than their GPU twin's Jacobi sweeps: tridiagonal reduction and QL (`symmetric_eigen`).
+//! than their GPU twin's Jacobi sweeps: tridiagonal reduction and QL (`symmetric_eigen`);
+//! singular values alone, bidiagonalization (`bidiagonals`) and the same QL.
 //!
 //! Those twins are loops of the host program over rows, a few kernels per step: every
 //! step pays for dispatches (and the loop needs IREE's full HAL). On the CPU the whole
@@ -23,16 +24,19 @@
 //! cannot place a dispatch without a linalg op on workgroups ("failed to legalize
 //! operation 'hal.interface.binding.subspan'", or a crash for CUDA).
 
+mod bidiagonal;
 mod block_order;
 mod quasi_sylvester;
 mod real_qz;
 mod real_schur;
 mod symmetric_eigen;
 
+pub(super) use bidiagonal::{bidiagonal_singular_values, E_ROW as BIDIAGONAL_VALUES_ROW, EXTRA_ROWS as BIDIAGONAL_EXTRA_ROWS};
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
 pub(super) use real_qz::{real_qz, QzSort};
 pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};
 pub(super) use symmetric_eigen::{symmetric_eigen, symmetric_eigens};
+use symmetric_eigen::tridiagonal_eigenvalues;
 
 use super::linalg::LastColumn;
 use super::Context;

@@ -65,7 +65,7 @@ fn body(k: &mut Block, src: &Flat, rows: &Value, element: ScalarType, vectors: b
     let zero = k.constant_index(0);
     let from = src.base.clone().unwrap_or(zero);
     let data = copied_from(k, &src.data, &from, &size, begin);
-    let kernel = Kernel { n: n.clone(), scratch: rows.clone(), element, vectors };
+    let kernel = Kernel { n: n.clone(), cols: n.clone(), scratch: rows.clone(), diagonal: None, element, vectors };
     let data = kernel.tridiagonalize(k, data);
     let data = kernel.off_diagonal_to_scratch(k, data);
     let data = if vectors { kernel.accumulate(k, data) } else { data };
@@ -78,18 +78,46 @@ fn body(k: &mut Block, src: &Flat, rows: &Value, element: ScalarType, vectors: b
     }
 }
 
-/// The kernel's sizes: n, the scratch row's index, the element type, whether Q^T's rows
+/// The eigenvalues of a symmetric tridiagonal matrix of order n, its diagonal in row
+/// `d_row` and its off-diagonal in row `e_row` of a kernel's `data` (rows of `cols`; e_n-1
+/// = 0), by the QL iterations below: left in row `d_row`, in no order (all NaN where they
+/// did not converge).
+pub(super) fn tridiagonal_eigenvalues(g: &mut Block, data: Value, cols: &Value, n: &Value, (d_row, e_row): (&Value, &Value), element: ScalarType) -> Value {
+    let kernel = Kernel { n: n.clone(), cols: cols.clone(), scratch: e_row.clone(), diagonal: Some(d_row.clone()), element, vectors: false };
+    kernel.iterate(g, data)
+}
+
+/// The kernel's sizes: n, the row length, the scratch row's index (T's off-diagonal), the
+/// row holding T's diagonal (None: A's own diagonal), the element type, whether Q^T's rows
 /// follow A's.
 struct Kernel {
     n: Value,
+    cols: Value,
     scratch: Value,
+    diagonal: Option<Value>,
     element: ScalarType,
     vectors: bool,
 }
 
 impl Kernel {
     fn matrix(&self, data: &Value) -> Flat {
-        Flat::result(data, &self.n)
+        Flat::result(data, &self.cols)
+    }
+
+    /// T's diagonal element i.
+    fn d(&self, g: &mut Block, cur: &Flat, i: &Value) -> Value {
+        match &self.diagonal {
+            Some(row) => cur.get(g, row, i),
+            None => cur.get(g, i, i),
+        }
+    }
+
+    /// The data with T's diagonal element i set to `v`.
+    fn set_d(&self, g: &mut Block, cur: &Flat, v: &Value, i: &Value) -> Value {
+        match &self.diagonal {
+            Some(row) => cur.set(g, v, row, i),
+            None => cur.set(g, v, i, i),
+        }
     }
 
     fn constant(&self, g: &mut Block, v: f64) -> Value {
@@ -258,7 +286,7 @@ impl Kernel {
             std::slice::from_ref(&ty),
             |h| {
                 let filled = h
-                    .scf_for(&zero, &self.n, &one, &r[0..1], |f, i, d| Ok::<_, String>(vec![self.matrix(&d[0]).set(f, &nan, i, i)]))
+                    .scf_for(&zero, &self.n, &one, &r[0..1], |f, i, d| Ok::<_, String>(vec![self.set_d(f, &self.matrix(&d[0]), &nan, i)]))
                     .unwrap_or_else(|e| unreachable!("{e}"));
                 vec![filled[0].clone()]
             },
@@ -278,7 +306,7 @@ impl Kernel {
             .scf_for(l, &last, &one, &[last.clone(), unset], |f, m, acc| {
                 let after = f.arith(Arith::AddI, m, &one);
                 let e = cur.get(f, &self.scratch, m);
-                let (d, d_next) = (cur.get(f, m, m), cur.get(f, &after, &after));
+                let (d, d_next) = (self.d(f, &cur, m), self.d(f, &cur, &after));
                 let (size, size_next) = (f.math(MathUnary::AbsF, &d), f.math(MathUnary::AbsF, &d_next));
                 let scale = f.arith(Arith::AddF, &size, &size_next);
                 let bound = f.arith(Arith::MulF, &eps, &scale);
@@ -303,7 +331,7 @@ impl Kernel {
         let (zero_f, one_f, two_f) = (self.constant(g, 0.0), self.constant(g, 1.0), self.constant(g, 2.0));
         let cur = self.matrix(data);
         let after_l = g.arith(Arith::AddI, l, &one);
-        let (d_l, d_after, d_m) = (cur.get(g, l, l), cur.get(g, &after_l, &after_l), cur.get(g, m, m));
+        let (d_l, d_after, d_m) = (self.d(g, &cur, l), self.d(g, &cur, &after_l), self.d(g, &cur, m));
         let e_l = cur.get(g, s_row, l);
         // Shift: the eigenvalue of T's leading 2 x 2 nearer d_l, folded into g.
         let gap = g.arith(Arith::SubF, &d_after, &d_l);
@@ -331,9 +359,9 @@ impl Kernel {
         let ty = data.ty().clone();
         g.scf_if_values(&broken, std::slice::from_ref(&ty), |_| vec![data.clone()], |q| {
             let cur = self.matrix(&data);
-            let d_l = cur.get(q, l, l);
+            let d_l = self.d(q, &cur, l);
             let d_l = q.arith(Arith::SubF, &d_l, &p);
-            let d = cur.set(q, &d_l, l, l);
+            let d = self.set_d(q, &cur, &d_l, l);
             let d = cur.with(&d).set(q, &gv, s_row, l);
             let zero_f = self.constant(q, 0.0);
             vec![cur.with(&d).set(q, &zero_f, s_row, m)]
@@ -357,7 +385,7 @@ impl Kernel {
         let r = lapy2(g, &f_size, &g_size, self.element);
         // Every read before the first write: a read of the older tensor value would need
         // a copy, which bufferization refuses in a dispatch.
-        let (d_i, d_after) = (cur.get(g, &i, &i), cur.get(g, &after, &after));
+        let (d_i, d_after) = (self.d(g, &cur, &i), self.d(g, &cur, &after));
         let d = cur.set(g, &r, s_row, &after);
         let zero_f = self.constant(g, 0.0);
         let split = g.cmpf(CmpF::Oeq, &r, &zero_f);
@@ -374,7 +402,7 @@ impl Kernel {
         let cr = g.arith(Arith::MulF, &new_c, &new_r);
         let new_g = g.arith(Arith::SubF, &cr, &bb);
         let d_value = g.select(&split, &shifted, &new_d);
-        let d = cur.with(&d).set(g, &d_value, &after, &after);
+        let d = self.set_d(g, &cur.with(&d), &d_value, &after);
         let e_m = cur.with(&d).get(g, s_row, m);
         let e_m = g.select(&split, &zero_f, &e_m);
         let d = cur.with(&d).set(g, &e_m, s_row, m);
