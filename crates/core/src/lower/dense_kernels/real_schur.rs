@@ -699,6 +699,24 @@ pub(super) fn scaled_by_power(g: &mut Block, data: Value, (from, to): (&Value, &
             Ok::<_, String>(vec![h.arith(Arith::MaximumF, &acc[0], &x)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
+    let (pre, factor, back, not_finite) = power_scale(g, &largest[0], element);
+    let r = g
+        .scf_for(from, to, &one, &[data], |h, at, d| {
+            let x = h.tensor_extract(&d[0], std::slice::from_ref(at));
+            let x = h.arith(Arith::MulF, &x, &pre);
+            let x = h.arith(Arith::MulF, &x, &factor);
+            Ok::<_, String>(vec![h.tensor_insert(&x, &d[0], std::slice::from_ref(at))])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    (r[0].clone(), back, not_finite)
+}
+
+/// For the largest size `largest` of some elements: (pre, factor, back, not_finite), the
+/// elements times pre then factor have their largest in [1, 2) (see `scaled_by_power`),
+/// times back[0] then back[1] they are themselves again; none where `largest` is 0 or
+/// not finite (not_finite: whether it is NaN or infinite).
+pub(super) fn power_scale(g: &mut Block, largest: &Value, element: ScalarType) -> (Value, Value, [Value; 2], Value) {
+    let zero_f = g.constant_f64(0.0, element);
     let (int, mask, tiny, bits) = match element {
         ScalarType::F32 => (ScalarType::I32, 0x7f80_0000_i64, f32::MIN_POSITIVE as f64, 25),
         _ => (ScalarType::I64, 0x7ff0_0000_0000_0000_i64, f64::MIN_POSITIVE, 54),
@@ -708,13 +726,13 @@ pub(super) fn scaled_by_power(g: &mut Block, data: Value, (from, to): (&Value, &
     let lift = g.constant_f64(2f64.powi(bits), element);
     let drop = g.constant_f64(2f64.powi(-bits), element);
     let inf = g.constant_f64(f64::INFINITY, element);
-    let finite = g.cmpf(CmpF::Olt, &largest[0], &inf);
+    let finite = g.cmpf(CmpF::Olt, largest, &inf);
     let yes = g.constant_int(1, ScalarType::I1);
     let not_finite = g.arith(Arith::XOrI, &finite, &yes);
-    let subnormal = g.cmpf(CmpF::Olt, &largest[0], &tiny);
+    let subnormal = g.cmpf(CmpF::Olt, largest, &tiny);
     let pre = g.select(&subnormal, &lift, &one_f);
     let post = g.select(&subnormal, &drop, &one_f);
-    let largest = g.arith(Arith::MulF, &largest[0], &pre);
+    let largest = g.arith(Arith::MulF, largest, &pre);
     // 2^e: the largest size's exponent bits alone.
     let word = g.cast(Cast::Bitcast, &largest, int);
     let mask = g.constant_int(mask, int);
@@ -727,13 +745,5 @@ pub(super) fn scaled_by_power(g: &mut Block, data: Value, (from, to): (&Value, &
     let plain = g.arith(Arith::OrI, &plain, &endless);
     let power = g.select(&plain, &one_f, &power);
     let factor = g.arith(Arith::DivF, &one_f, &power);
-    let r = g
-        .scf_for(from, to, &one, &[data], |h, at, d| {
-            let x = h.tensor_extract(&d[0], std::slice::from_ref(at));
-            let x = h.arith(Arith::MulF, &x, &pre);
-            let x = h.arith(Arith::MulF, &x, &factor);
-            Ok::<_, String>(vec![h.tensor_insert(&x, &d[0], std::slice::from_ref(at))])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    (r[0].clone(), [power, post], not_finite)
+    (pre, factor, [power, post], not_finite)
 }

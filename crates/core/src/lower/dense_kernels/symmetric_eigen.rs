@@ -12,9 +12,11 @@
 //! (k + 2, k), and s holds p = tau A v, then w = p - (tau / 2)(p . v) v, for the
 //! symmetric update A - v w^T - w v^T of rows and columns past k (both triangles, row by
 //! row, eight columns a step). T's diagonal stays on A's; its off-diagonal moves to s
-//! for the iterations.
+//! for the iterations. For the eigenvalues alone the QL steps are root-free (`root_free`,
+//! dsterf's route).
 
 use super::{add_multiple, add_multiples, copied_from, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, Flat};
+use super::real_schur::power_scale;
 use crate::lower::qr::lapy2;
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
@@ -245,11 +247,68 @@ impl Kernel {
         r[0].clone()
     }
 
-    /// Implicit QL on T (diagonal on A's, off-diagonal in the scratch row): for each l,
-    /// iterations until e_l is negligible, each a shifted QL step on the unreduced block
-    /// [l, m] chased by plane rotations from m - 1 up to l. A NaN counts as negligible
-    /// (scipy has raised for it already); past `MOST_ITERATIONS` the eigenvalues are NaN.
+    /// T's eigenvalues (and with `vectors` V^T's rotations): `ql`, root-free for the values
+    /// alone.
     fn iterate(&self, g: &mut Block, data: Value) -> Value {
+        if self.vectors {
+            self.ql(g, data, false)
+        } else {
+            self.root_free(g, data)
+        }
+    }
+
+    /// The eigenvalues alone, as LAPACK's dsterf finds them: T scaled by a power of two
+    /// (its largest element into [1, 2): the squares below neither overflow nor lose the
+    /// small elements that matter), its off-diagonal squared in place, root-free QL steps
+    /// (Pal, Walker and Kahan's: two divisions and no square root a rotation, where the
+    /// rotations with vectors take a square root and three divisions; the singular values'
+    /// 2n x 2n Golub-Kahan matrices spent most of their time there), scaled back.
+    fn root_free(&self, g: &mut Block, data: Value) -> Value {
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let s_row = &self.scratch;
+        let cur = self.matrix(&data);
+        let zero_f = self.constant(g, 0.0);
+        let largest = g
+            .scf_for(&zero, &self.n, &one, std::slice::from_ref(&zero_f), |h, i, acc| {
+                let (d, e) = (self.d(h, &cur, i), cur.get(h, s_row, i));
+                let (d, e) = (h.math(MathUnary::AbsF, &d), h.math(MathUnary::AbsF, &e));
+                let m = h.arith(Arith::MaximumF, &acc[0], &d);
+                Ok::<_, String>(vec![h.arith(Arith::MaximumF, &m, &e)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let (pre, factor, back, _) = power_scale(g, &largest[0], self.element);
+        let scaled = g
+            .scf_for(&zero, &self.n, &one, &[data], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let (x, e) = (self.d(h, &cur, i), cur.get(h, s_row, i));
+                let x = h.arith(Arith::MulF, &x, &pre);
+                let x = h.arith(Arith::MulF, &x, &factor);
+                let e = h.arith(Arith::MulF, &e, &pre);
+                let e = h.arith(Arith::MulF, &e, &factor);
+                let e2 = h.arith(Arith::MulF, &e, &e);
+                let d = self.set_d(h, &cur, &x, i);
+                Ok::<_, String>(vec![cur.with(&d).set(h, &e2, s_row, i)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let solved = self.ql(g, scaled[0].clone(), true);
+        let r = g
+            .scf_for(&zero, &self.n, &one, &[solved], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let x = self.d(h, &cur, i);
+                let x = h.arith(Arith::MulF, &x, &back[0]);
+                let x = h.arith(Arith::MulF, &x, &back[1]);
+                Ok::<_, String>(vec![self.set_d(h, &cur, &x, i)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        r[0].clone()
+    }
+
+    /// Implicit QL on T (diagonal on A's, off-diagonal in the scratch row, squared where
+    /// `squared`: `root_free`): for each l, iterations until e_l is negligible, each a
+    /// shifted QL step on the unreduced block [l, m] chased by plane rotations from m - 1
+    /// up to l. A NaN counts as negligible (scipy has raised for it already); past
+    /// `MOST_ITERATIONS` the eigenvalues are NaN.
+    fn ql(&self, g: &mut Block, data: Value, squared: bool) -> Value {
         let (zero, one) = (g.constant_index(0), g.constant_index(1));
         let most = g.constant_index(MOST_ITERATIONS);
         let unset = g.constant_int(0, ScalarType::I1);
@@ -264,10 +323,12 @@ impl Kernel {
                         c.arith(Arith::AndI, &more, &open)
                     },
                     |c, args| {
-                        let m = self.block_end(c, &args[0], l);
+                        let m = self.block_end(c, &args[0], l, squared);
                         let done = c.cmpi(CmpI::Eq, &m, l);
                         let ty = args[0].ty().clone();
-                        let next = c.scf_if_values(&done, std::slice::from_ref(&ty), |_| vec![args[0].clone()], |q| vec![self.step(q, &args[0], l, &m)]);
+                        let next = c.scf_if_values(&done, std::slice::from_ref(&ty), |_| vec![args[0].clone()], |q| {
+                            vec![if squared { self.step_root_free(q, &args[0], l, &m) } else { self.step(q, &args[0], l, &m) }]
+                        });
                         let one = c.constant_index(1);
                         let count = c.arith(Arith::AddI, &args[1], &one);
                         let count = c.select(&done, &args[1], &count);
@@ -295,8 +356,9 @@ impl Kernel {
             .clone()
     }
 
-    /// The first m >= l with e_m negligible, |e_m| <= eps (|d_m| + |d_{m+1}|), or n - 1.
-    fn block_end(&self, g: &mut Block, data: &Value, l: &Value) -> Value {
+    /// The first m >= l with e_m negligible, |e_m| <= eps (|d_m| + |d_{m+1}|) (where
+    /// `squared`, e_m^2 <= eps^2 |d_m d_{m+1}|, dsterf's test), or n - 1.
+    fn block_end(&self, g: &mut Block, data: &Value, l: &Value, squared: bool) -> Value {
         let one = g.constant_index(1);
         let last = g.arith(Arith::SubI, &self.n, &one);
         let eps = self.constant(g, if self.element == ScalarType::F32 { f32::EPSILON as f64 } else { f64::EPSILON });
@@ -308,7 +370,11 @@ impl Kernel {
                 let e = cur.get(f, &self.scratch, m);
                 let (d, d_next) = (self.d(f, &cur, m), self.d(f, &cur, &after));
                 let (size, size_next) = (f.math(MathUnary::AbsF, &d), f.math(MathUnary::AbsF, &d_next));
-                let scale = f.arith(Arith::AddF, &size, &size_next);
+                let (scale, eps) = if squared {
+                    (f.arith(Arith::MulF, &size, &size_next), f.arith(Arith::MulF, &eps, &eps))
+                } else {
+                    (f.arith(Arith::AddF, &size, &size_next), eps.clone())
+                };
                 let bound = f.arith(Arith::MulF, &eps, &scale);
                 let e_size = f.math(MathUnary::AbsF, &e);
                 // Unordered: a NaN ends the block.
@@ -320,6 +386,105 @@ impl Kernel {
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
         found[0].clone()
+    }
+
+    /// One root-free QL step on the block [l, m] (m > l) of T with its off-diagonal squared
+    /// (dsterf's QL branch): the shift sigma from T's leading 2 x 2 there, then for i = m -
+    /// 1 down to l, with p = gamma^2 / c (c the rotation's cosine squared): r = p + e_i^2, c
+    /// = p / r, s = e_i^2 / r, gamma = c (d_i - sigma) - s gamma_old, d_i+1 = gamma_old + d_i
+    /// - gamma, e_i+1^2 = s r. A 2 x 2 block's eigenvalues directly (LAPACK's dlae2). e_m
+    /// (m < n - 1: negligible) is set to 0 first.
+    fn step_root_free(&self, g: &mut Block, data: &Value, l: &Value, m: &Value) -> Value {
+        let (one, s_row) = (g.constant_index(1), &self.scratch);
+        let after_l = g.arith(Arith::AddI, l, &one);
+        // The negligible e_m set to 0, as dsterf does (else a d_m that shrinks later could
+        // join the blocks again).
+        let zero_f = self.constant(g, 0.0);
+        let data = &self.matrix(data).set(g, &zero_f, s_row, m);
+        let pair = g.cmpi(CmpI::Eq, m, &after_l);
+        let ty = data.ty().clone();
+        let element = self.element;
+        g.scf_if_values(
+            &pair,
+            std::slice::from_ref(&ty),
+            |q| {
+                let cur = self.matrix(data);
+                let (a, c) = (self.d(q, &cur, l), self.d(q, &cur, &after_l));
+                let e2 = cur.get(q, s_row, l);
+                let b = q.math(MathUnary::Sqrt, &e2);
+                let (rt1, rt2) = two_by_two(q, &a, &b, &c, element);
+                let d = self.set_d(q, &cur, &rt1, l);
+                let d = self.set_d(q, &cur.with(&d), &rt2, &after_l);
+                let zero_f = q.constant_f64(0.0, element);
+                vec![cur.with(&d).set(q, &zero_f, s_row, l)]
+            },
+            |q| vec![self.chase_root_free(q, data, l, m)],
+        )[0]
+            .clone()
+    }
+
+    /// `step_root_free` on a block of three or more.
+    fn chase_root_free(&self, g: &mut Block, data: &Value, l: &Value, m: &Value) -> Value {
+        let (zero, one, s_row) = (g.constant_index(0), g.constant_index(1), &self.scratch);
+        let (zero_f, one_f, two_f) = (self.constant(g, 0.0), self.constant(g, 1.0), self.constant(g, 2.0));
+        let cur = self.matrix(data);
+        let after_l = g.arith(Arith::AddI, l, &one);
+        let (p, d_after, d_m) = (self.d(g, &cur, l), self.d(g, &cur, &after_l), self.d(g, &cur, m));
+        let e2_l = cur.get(g, s_row, l);
+        // sigma = p - rte / (theta + sign(theta) hypot(theta, 1)), theta = (d_l+1 - p) / (2 rte).
+        let rte = g.math(MathUnary::Sqrt, &e2_l);
+        let gap = g.arith(Arith::SubF, &d_after, &p);
+        let twice = g.arith(Arith::MulF, &two_f, &rte);
+        let theta = g.arith(Arith::DivF, &gap, &twice);
+        let theta_size = g.math(MathUnary::AbsF, &theta);
+        let radius = lapy2(g, &theta_size, &one_f, self.element);
+        let signed = g.copysign(&radius, &theta);
+        let denominator = g.arith(Arith::AddF, &theta, &signed);
+        let ratio = g.arith(Arith::DivF, &rte, &denominator);
+        let sigma = g.arith(Arith::SubF, &p, &ratio);
+        let gamma = g.arith(Arith::SubF, &d_m, &sigma);
+        let p = g.arith(Arith::MulF, &gamma, &gamma);
+        let count = g.arith(Arith::SubI, m, l);
+        let last = g.arith(Arith::SubI, m, &one);
+        // Carried: data, c, s, gamma, p.
+        let r = g
+            .scf_for(&zero, &count, &one, &[data.clone(), one_f.clone(), zero_f.clone(), gamma, p], |h, t, v| {
+                let cur = self.matrix(&v[0]);
+                let (c, s, gamma, p) = (&v[1], &v[2], &v[3], &v[4]);
+                let i = h.arith(Arith::SubI, &last, t);
+                let after = h.arith(Arith::AddI, &i, &one);
+                let bb = cur.get(h, s_row, &i);
+                let alpha = self.d(h, &cur, &i);
+                let r = h.arith(Arith::AddF, p, &bb);
+                // e_i+1^2 = s r, but for i = m - 1 (e_m stays as block_end found it).
+                let first = h.cmpi(CmpI::Eq, &i, &last);
+                let e_next = cur.get(h, s_row, &after);
+                let sr = h.arith(Arith::MulF, s, &r);
+                let e_next = h.select(&first, &e_next, &sr);
+                let new_c = h.arith(Arith::DivF, p, &r);
+                let new_s = h.arith(Arith::DivF, &bb, &r);
+                let shifted = h.arith(Arith::SubF, &alpha, &sigma);
+                let s_gamma = h.arith(Arith::MulF, &new_s, gamma);
+                let minus = h.negf(&s_gamma);
+                let new_gamma = h.fma(&new_c, &shifted, &minus);
+                let drop = h.arith(Arith::SubF, &alpha, &new_gamma);
+                let d_after = h.arith(Arith::AddF, gamma, &drop);
+                let g2 = h.arith(Arith::MulF, &new_gamma, &new_gamma);
+                let p_next = h.arith(Arith::DivF, &g2, &new_c);
+                let p_zero = h.arith(Arith::MulF, c, &bb);
+                let c_zero = h.cmpf(CmpF::Oeq, &new_c, &zero_f);
+                let new_p = h.select(&c_zero, &p_zero, &p_next);
+                let d = cur.set(h, &e_next, s_row, &after);
+                let d = self.set_d(h, &cur.with(&d), &d_after, &after);
+                Ok::<_, String>(vec![d, new_c, new_s, new_gamma, new_p])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        let cur = self.matrix(&r[0]);
+        let (s, gamma, p) = (&r[2], &r[3], &r[4]);
+        let e_l = g.arith(Arith::MulF, s, p);
+        let d_l = g.arith(Arith::AddF, &sigma, gamma);
+        let d = cur.set(g, &e_l, s_row, l);
+        self.set_d(g, &cur.with(&d), &d_l, l)
     }
 
     /// One QL step on the block [l, m] (m > l): the shift from T's leading 2 x 2 there,
@@ -419,4 +584,36 @@ impl Kernel {
         let keep = |q: &mut Block, old: &Value, new: &Value| q.select(&split, old, new);
         vec![d, keep(g, s, &new_s), keep(g, c, &new_c), keep(g, p, &new_p), keep(g, gv, &new_g), split]
     }
+}
+
+/// The eigenvalues (rt1, rt2) of [[a, b], [b, c]], rt1 the larger in size, as LAPACK's
+/// dlae2 computes them (rt2 from the determinant, not by cancellation).
+fn two_by_two(g: &mut Block, a: &Value, b: &Value, c: &Value, element: ScalarType) -> (Value, Value) {
+    let (zero, half) = (g.constant_f64(0.0, element), g.constant_f64(0.5, element));
+    let sm = g.arith(Arith::AddF, a, c);
+    let df = g.arith(Arith::SubF, a, c);
+    let adf = g.math(MathUnary::AbsF, &df);
+    let tb = g.arith(Arith::AddF, b, b);
+    let ab = g.math(MathUnary::AbsF, &tb);
+    let (a_size, c_size) = (g.math(MathUnary::AbsF, a), g.math(MathUnary::AbsF, c));
+    let a_larger = g.cmpf(CmpF::Ogt, &a_size, &c_size);
+    let acmx = g.select(&a_larger, a, c);
+    let acmn = g.select(&a_larger, c, a);
+    let rt = lapy2(g, &adf, &ab, element);
+    // rt1 = (sm -+ rt) / 2 by sm's sign (0.5 rt where sm = 0), rt2 = (acmx / rt1) acmn -
+    // (b / rt1) b.
+    let minus_rt = g.negf(&rt);
+    let negative = g.cmpf(CmpF::Olt, &sm, &zero);
+    let signed = g.select(&negative, &minus_rt, &rt);
+    let sum = g.arith(Arith::AddF, &sm, &signed);
+    let rt1 = g.arith(Arith::MulF, &half, &sum);
+    let q = g.arith(Arith::DivF, &acmx, &rt1);
+    let q = g.arith(Arith::MulF, &q, &acmn);
+    let w = g.arith(Arith::DivF, b, &rt1);
+    let w = g.arith(Arith::MulF, &w, b);
+    let rt2 = g.arith(Arith::SubF, &q, &w);
+    let flat = g.cmpf(CmpF::Oeq, &sm, &zero);
+    let half_rt = g.arith(Arith::MulF, &half, &rt);
+    let minus_half = g.negf(&half_rt);
+    (g.select(&flat, &half_rt, &rt1), g.select(&flat, &minus_half, &rt2))
 }
