@@ -109,6 +109,32 @@ macro_rules! g {
     };
 }
 
+/// acosh(q) = ln(q + sqrt(q^2 - 1)), q >= 1 (the decay rate of J's ratios past the
+/// turning point, and d/dv of Debye's exponent).
+fn acosh_of(f: &mut F, q: &Value) -> Value {
+    let one = f.c(1.0);
+    let qq = f.mul(q, q);
+    let qq = f.sub(&qq, &one);
+    let root = f.sqrt(&qq);
+    let l = f.add(q, &root);
+    f.log(&l)
+}
+
+/// 2k / x as (c_hi, c_lo) for k = k_hi + k_lo (k_lo None: k_hi alone), the recurrences'
+/// coefficient in two floats.
+fn twice_over(g: &mut F, k_hi: &Value, k_lo: Option<&Value>, x: &Value) -> (Value, Value) {
+    let two = g.c(2.0);
+    let k2 = g.mul(&two, k_hi);
+    let c_hi = g.div(&k2, x);
+    let minus_c = g.neg(&c_hi);
+    let rem = g.fma(&minus_c, x, &k2);
+    let rem = match k_lo {
+        Some(lo) => g.fma(&two, lo, &rem),
+        None => rem,
+    };
+    (c_hi, g.div(&rem, x))
+}
+
 /// (r, r_lo, sign, ok): r = J_n+1 / J_n (in two floats) by CF1 evaluated from its tail,
 /// the sign of J_n, and whether the depth is within the cap. The ratios r_k-1 = J_k /
 /// J_k-1 = 1 / (2k/x - r_k) from r = 0 at k = n + m down to k = n + 1, in two floats:
@@ -133,11 +159,7 @@ fn cf1(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value, Value,
     // From there on the ratios are below exp(-L), L = acosh(start / x), and the error
     // shrinks by exp(-2L) a step: 20 / L steps more, and 10.
     let q = f.div(&start, x);
-    let qq = f.mul(&q, &q);
-    let qq = f.sub(&qq, &one);
-    let root = f.sqrt(&qq);
-    let l = f.add(&q, &root);
-    let l = f.log(&l);
+    let l = acosh_of(f, &q);
     let twenty = f.c(20.0);
     let d = f.div(&twenty, &l);
     let ten = f.c(10.0);
@@ -163,19 +185,11 @@ fn cf1(f: &mut F, n: &Value, x: &Value, active: &Value) -> (Value, Value, Value,
             let mut g = g!(l, ty);
             let (j, r_hi, r_lo, s) = (&v[0], &v[1], &v[2], &v[3]);
             let one = g.c(1.0);
-            let two = g.c(2.0);
             let zero = g.c(0.0);
             // k = n + j exactly, as k_hi + k_lo: k rounded changes the order by up to an
             // ulp of k, which the oscillating ratios carried (1e-14 in r at jv(74.5, 153.8)).
             let (k_hi, k_lo) = g.two_sum(&n_in, j);
-            let k2 = g.mul(&two, &k_hi);
-            let k2_lo = g.mul(&two, &k_lo);
-            // c = 2k / x as c_hi + c_lo.
-            let c_hi = g.div(&k2, &x_in);
-            let minus_c = g.neg(&c_hi);
-            let rem = g.fma(&minus_c, &x_in, &k2);
-            let rem = g.add(&rem, &k2_lo);
-            let c_lo = g.div(&rem, &x_in);
+            let (c_hi, c_lo) = twice_over(&mut g, &k_hi, Some(&k_lo), &x_in);
             // d = c - r.
             let minus_r = g.neg(r_hi);
             let (d_hi, d_e) = g.two_sum(&c_hi, &minus_r);
@@ -747,11 +761,7 @@ fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
     let (n2, e) = f.two_sum(n, &steps);
     let (j2, ok) = debye_j(f, &n2, x);
     let q = f.div(&n2, x);
-    let qq = f.mul(&q, &q);
-    let qq = f.sub(&qq, &one);
-    let root = f.sqrt(&qq);
-    let l = f.add(&q, &root);
-    let l = f.log(&l);
+    let l = acosh_of(f, &q);
     let minus_e = f.neg(&e);
     let fix = f.fma(&minus_e, &l, &one);
     let fix = f.sel(&trans, &fix, &one);
@@ -970,15 +980,14 @@ fn recur_down(
             let mut g = g!(l, ty);
             let (j, a_hi, a_lo, b_hi, b_lo, count) = (&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]);
             let one = g.c(1.0);
-            let two = g.c(2.0);
             // c = 2 nu / x as c_hi + c_lo, nu = o + j.
-            let (nu, nu_lo) = if split_order { g.two_sum(&o_in, j) } else { (g.add(&o_in, j), g.c(0.0)) };
-            let nu2 = g.mul(&two, &nu);
-            let c_hi = g.div(&nu2, &x_in);
-            let minus_c = g.neg(&c_hi);
-            let rem = g.fma(&minus_c, &x_in, &nu2);
-            let rem = if split_order { g.fma(&two, &nu_lo, &rem) } else { rem };
-            let c_lo = g.div(&rem, &x_in);
+            let (c_hi, c_lo) = if split_order {
+                let (nu, nu_lo) = g.two_sum(&o_in, j);
+                twice_over(&mut g, &nu, Some(&nu_lo), &x_in)
+            } else {
+                let nu = g.add(&o_in, j);
+                twice_over(&mut g, &nu, None, &x_in)
+            };
             // c a - b.
             let (p, pe) = g.two_prod(&c_hi, a_hi);
             let pe = g.fma(&c_hi, a_lo, &pe);
