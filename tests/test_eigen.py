@@ -272,6 +272,10 @@ def test_singular_values():
     # LAPACK's and our bidiagonalization keep them).
     got = f(graded, graded.astype("float32"))[0]
     np.testing.assert_allclose(got, ref(graded, graded.astype("float32"))[0], rtol=1e-10)
+    # Subnormal entries: W scaled by a power of two first (all values were 0).
+    a = rng.normal(size=(6, 4)) * 1e-310
+    got, want = f(a, a.astype("float32"))[0], ref(a, a.astype("float32"))[0]
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * want.max())
     # Diagonal and 1 x 1 matrices: |d| exactly, sorted.
     for a in [np.diag([1.0, -5.0, 3.0, 0.0, 2.5]), np.eye(4), np.array([[-3.0]]), np.array([[1.0, 0.0, 0.0], [0.0, -2.0, 0.0]])]:
         for g, w in zip(f(a, a.astype("float32")), ref(a, a.astype("float32"))):
@@ -543,6 +547,13 @@ def test_tridiagonal_reduction_and_ql_on_the_cpu():
         assert gw.shape == rw.shape and gv.shape == rv.shape
         assert_eigensystem(gw, gv, a, rw, rv, rtol=1e-14)
         np.testing.assert_allclose(gvals, rvals, rtol=0, atol=1e-14 * max(1e-300, np.abs(rvals).max(initial=0)) * max(len(a), 1))
+    # Subnormal entries (about 44 bits each): A is scaled by a power of two first (the
+    # reflectors' 1 / (alpha - beta) overflowed: NaN eigenvalues).
+    a = symmetric(rng, 6) * 1e-310
+    (gw, gv, gvals), (rw, rv, rvals) = f(a), ref(a)
+    for got in [gw, gvals]:
+        np.testing.assert_allclose(got, rvals, rtol=0, atol=1e-11 * np.abs(rvals).max())
+    np.testing.assert_allclose(gv.T @ gv, np.eye(6), rtol=0, atol=1e-13)
     # float32 runs in float32.
     xf = pt.fmatrix("xf")
     f32, ref32 = compile_both([xf], [*pt.linalg.eigh(xf), eigvalsh(xf, None)])

@@ -22,6 +22,7 @@
 //! are then ranked, descending: they come in pairs, so the even ranks' are the c values,
 //! put in E_ROW.
 
+use super::real_schur::power_scale;
 use super::{add_multiple, reflect_rows, reflector, region_parts, tridiagonal_eigenvalues, Flat};
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, CmpF, CmpI, MathUnary, ScalarType, Value};
@@ -57,11 +58,26 @@ fn body(k: &mut Block, src: &Flat, (c, width): (&Value, &Value), element: Scalar
         k.arith(Arith::AddI, c, &o)
     };
     let (w_row, u_row, d_row, e_row) = (row(k, W_ROW), row(k, U_ROW), row(k, D_ROW), row(k, E_ROW));
-    // W^T's rows into rows of `width`.
+    // W^T's rows into rows of `width`, scaled by a power of two (the largest element into
+    // [1, 2); the values scaled back at the end): the reflectors' 1 / (alpha - beta)
+    // overflowed for a subnormal W.
+    let zero_f = k.constant_f64(0.0, element);
+    let largest = k
+        .scf_for(&zero, c, &one, std::slice::from_ref(&zero_f), |g, j, acc| {
+            g.scf_for(&zero, &r, &one, acc, |f, i, acc| {
+                let x = src.get(f, j, i);
+                let x = f.math(MathUnary::AbsF, &x);
+                Ok::<_, String>(vec![f.arith(Arith::MaximumF, &acc[0], &x)])
+            })
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    let (pre, factor, back, _) = power_scale(k, &largest[0], element);
     let copied = k
         .scf_for(&zero, c, &one, &[begin], |g, j, d| {
             g.scf_for(&zero, &r, &one, d, |f, i, d| {
                 let x = src.get(f, j, i);
+                let x = f.arith(Arith::MulF, &x, &pre);
+                let x = f.arith(Arith::MulF, &x, &factor);
                 Ok::<_, String>(vec![Flat::result(&d[0], width).set(f, &x, j, i)])
             })
         })
@@ -82,7 +98,17 @@ fn body(k: &mut Block, src: &Flat, (c, width): (&Value, &Value), element: Scalar
     let filled = golub_kahan(k, &t, c, (&d_row, &e_row), element);
     let two_c = k.arith(Arith::AddI, c, c);
     let solved = tridiagonal_eigenvalues(k, filled, width, &two_c, (&d_row, &e_row), element);
-    sorted_sizes(k, &t.with(&solved), (&d_row, &e_row), &two_c)
+    let sorted = sorted_sizes(k, &t.with(&solved), (&d_row, &e_row), &two_c);
+    let r = k
+        .scf_for(&zero, c, &one, &[sorted], |g, j, d| {
+            let cur = t.with(&d[0]);
+            let x = cur.get(g, &e_row, j);
+            let x = g.arith(Arith::MulF, &x, &back[0]);
+            let x = g.arith(Arith::MulF, &x, &back[1]);
+            Ok::<_, String>(vec![cur.set(g, &x, &e_row, j)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
 }
 
 /// The Golub-Kahan tridiagonal's diagonal and off-diagonal into the rows `d_row` and

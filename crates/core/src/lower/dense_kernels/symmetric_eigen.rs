@@ -16,7 +16,7 @@
 //! dsterf's route).
 
 use super::{add_multiple, add_multiples, copied_from, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, Flat};
-use super::real_schur::power_scale;
+use super::real_schur::{power_scale, scaled_by_power};
 use crate::lower::qr::lapy2;
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
@@ -67,11 +67,17 @@ fn body(k: &mut Block, src: &Flat, rows: &Value, element: ScalarType, vectors: b
     let zero = k.constant_index(0);
     let from = src.base.clone().unwrap_or(zero);
     let data = copied_from(k, &src.data, &from, &size, begin);
+    // A scaled by a power of two (its largest element into [1, 2)), the eigenvalues scaled
+    // back: the reflectors' 1 / (alpha - beta) overflowed for a subnormal A (NaN values).
+    let square = k.arith(Arith::MulI, &n, &n);
+    let zero = k.constant_index(0);
+    let (data, back, _) = scaled_by_power(k, data, (&zero, &square), element);
     let kernel = Kernel { n: n.clone(), cols: n.clone(), scratch: rows.clone(), diagonal: None, element, vectors };
     let data = kernel.tridiagonalize(k, data);
     let data = kernel.off_diagonal_to_scratch(k, data);
     let data = if vectors { kernel.accumulate(k, data) } else { data };
     let data = kernel.iterate(k, data);
+    let data = kernel.scaled_back(k, data, &back);
     if vectors {
         let square = k.arith(Arith::MulI, &n, &n);
         transpose_in_place(k, &Flat::result(&data, &n).at(&square), &n)
@@ -104,6 +110,21 @@ struct Kernel {
 impl Kernel {
     fn matrix(&self, data: &Value) -> Flat {
         Flat::result(data, &self.cols)
+    }
+
+    /// The data with T's diagonal times back[0] then back[1].
+    fn scaled_back(&self, g: &mut Block, data: Value, back: &[Value; 2]) -> Value {
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let r = g
+            .scf_for(&zero, &self.n, &one, &[data], |h, i, d| {
+                let cur = self.matrix(&d[0]);
+                let x = self.d(h, &cur, i);
+                let x = h.arith(Arith::MulF, &x, &back[0]);
+                let x = h.arith(Arith::MulF, &x, &back[1]);
+                Ok::<_, String>(vec![self.set_d(h, &cur, &x, i)])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"));
+        r[0].clone()
     }
 
     /// T's diagonal element i.
@@ -291,16 +312,7 @@ impl Kernel {
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
         let solved = self.ql(g, scaled[0].clone(), true);
-        let r = g
-            .scf_for(&zero, &self.n, &one, &[solved], |h, i, d| {
-                let cur = self.matrix(&d[0]);
-                let x = self.d(h, &cur, i);
-                let x = h.arith(Arith::MulF, &x, &back[0]);
-                let x = h.arith(Arith::MulF, &x, &back[1]);
-                Ok::<_, String>(vec![self.set_d(h, &cur, &x, i)])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        r[0].clone()
+        self.scaled_back(g, solved, &back)
     }
 
     /// Implicit QL on T (diagonal on A's, off-diagonal in the scratch row, squared where
