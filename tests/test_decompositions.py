@@ -194,6 +194,20 @@ def test_qr_ill_conditioned_and_rank_deficient():
         assert np.abs(r[rank:]).max() < 1e-12
 
 
+def test_qr_of_subnormal_matrices():
+    """A matrix of subnormal numbers (about 44 bits each): the reflector's 1 / (alpha -
+    beta) would overflow, so x is lifted by a power of two first (NaN in R and Q before),
+    in both routes (qr.rs `householder`). R and Q as LAPACK's to the data's precision."""
+    f, ref = qr_functions()
+    rng = np.random.default_rng(8)
+    for shape in [(4, 3), (3, 5), (9, 9)]:
+        a = rng.normal(size=shape) * 1e-310
+        (q, r, *_), (q_want, r_want, *_) = f(a), ref(a)
+        np.testing.assert_allclose(r, r_want, rtol=0, atol=1e-11 * np.abs(r_want).max())
+        np.testing.assert_allclose(q, q_want, rtol=0, atol=1e-11)
+        np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=1e-12)
+
+
 def test_qr_float32_and_integer_input():
     """float32 (an exactly rank-deficient float32 matrix is not compared: OpenBLAS's
     float32 kernels round its noise otherwise than the plain order of operations, which

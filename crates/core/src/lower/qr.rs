@@ -150,19 +150,20 @@ fn reflect(b: &mut Block, w: &Value, j: &Value, m: &Value, n: &Value) -> Result<
     // One rank-0 kernel per value (a kernel of three lanes read through constant maps was
     // read wrong by IREE 3.13: beta and tau as 0).
     let mut parts = Vec::new();
-    for part in 0..3 {
+    for part in 0..4 {
         let e = b.tensor_empty(TensorType::new(vec![], element), &[]);
         let maps = [map(0, &[AffineExpr::Constant(0), AffineExpr::Constant(0)]), map(0, &[]), map(0, &[]), map(0, &[]), map(0, &[])];
         let ins = [alpha.clone(), big.clone(), plain.clone(), scaled.clone()];
         let r = b.linalg_generic(&ins, &[e], &maps, &[], |g, args| Ok::<_, String>(vec![householder(g, &args[..4], element)[part].clone()]))?;
         parts.push(r[0].clone());
     }
-    let (beta, tau, scale) = (parts[0].clone(), parts[1].clone(), parts[2].clone());
+    let (beta, tau, scale, lift) = (parts[0].clone(), parts[1].clone(), parts[2].clone(), parts[3].clone());
     // v below the diagonal: x scaled by the reciprocal, as dlarfg does.
-    let maps = [map(2, &[AffineExpr::Dim(0), AffineExpr::Constant(0)]), map(2, &[]), AffineMap::identity(2)];
+    let maps = [map(2, &[AffineExpr::Dim(0), AffineExpr::Constant(0)]), map(2, &[]), map(2, &[]), AffineMap::identity(2)];
     let init = b.tensor_empty(TensorType::new(vec![None, Some(1)], element), std::slice::from_ref(m));
-    let v = b.linalg_generic(&[column, scale], &[init], &maps, &[IteratorType::Parallel; 2], |g, args| {
-        Ok::<_, String>(vec![g.arith(Arith::MulF, &args[0], &args[1])])
+    let v = b.linalg_generic(&[column, lift, scale], &[init], &maps, &[IteratorType::Parallel; 2], |g, args| {
+        let lifted = g.arith(Arith::MulF, &args[0], &args[1]);
+        Ok::<_, String>(vec![g.arith(Arith::MulF, &lifted, &args[2])])
     })?[0]
         .clone();
     let next = apply_reflector(b, w, &v, &tau, j, n)?;
@@ -330,11 +331,14 @@ fn extent(b: &mut Block, block: &Value, v: &Value, i: &Value, from: &Value, end:
     Ok((last_row, last_column))
 }
 
-/// dlarfg's [beta, tau, 1 / (alpha - beta)] from [alpha, max |x_r|, sum x_r^2, sum
-/// (x_r / max)^2]: |x| from the plain sum of squares (as OpenBLAS's x86-64 dnrm2 sums
-/// them, in extended precision) where no square can overflow or underflow, else from the
-/// scaled one; x = 0 gives H = I (tau = 0, the column kept).
-pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) -> [Value; 3] {
+/// dlarfg's [beta, tau, scale, lift] from [alpha, max |x_r|, sum x_r^2, sum (x_r /
+/// max)^2], v = x lift scale (lift scale = 1 / (alpha - beta)): |x| from the plain sum of
+/// squares (as OpenBLAS's x86-64 dnrm2 sums them, in extended precision) where no square
+/// can overflow or underflow, else from the scaled one; x = 0 gives H = I (tau = 0, the
+/// column kept). Where alpha - beta is tiny (a subnormal column), its reciprocal would
+/// overflow (NaN in v and R): lift is then 2^LIFT and scale 1 / ((alpha - beta) 2^LIFT),
+/// else lift 1 (dlarfg rescales by 1 / safmin instead).
+pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) -> [Value; 4] {
     let (alpha, big, plain, scaled) = (&args[0], &args[1], &args[2], &args[3]);
     // The plain sum is safe for |x_r| in [2^-e, 2^e], e a quarter of the exponent range.
     let safe = if element == ScalarType::F32 { 2f64.powi(30) } else { 2f64.powi(250) };
@@ -357,9 +361,15 @@ pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) ->
     let gap = g.arith(Arith::SubF, &beta, alpha);
     let tau = g.arith(Arith::DivF, &gap, &beta);
     let back = g.arith(Arith::SubF, alpha, &beta);
-    let scale = g.arith(Arith::DivF, &one, &back);
+    let (tiny, lift) = if element == ScalarType::F32 { (2f64.powi(-64), 2f64.powi(50)) } else { (2f64.powi(-600), 2f64.powi(200)) };
+    let (tiny, lift) = (g.constant_f64(tiny, element), g.constant_f64(lift, element));
+    let back_size = g.math(MathUnary::AbsF, &back);
+    let small = g.cmpf(CmpF::Olt, &back_size, &tiny);
+    let lift = g.select(&small, &lift, &one);
+    let lifted = g.arith(Arith::MulF, &back, &lift);
+    let scale = g.arith(Arith::DivF, &one, &lifted);
     let trivial = g.cmpf(CmpF::Oeq, &x_norm, &zero);
-    [g.select(&trivial, alpha, &beta), g.select(&trivial, &zero, &tau), g.select(&trivial, &one, &scale)]
+    [g.select(&trivial, alpha, &beta), g.select(&trivial, &zero, &tau), g.select(&trivial, &one, &scale), g.select(&trivial, &one, &lift)]
 }
 
 /// dlapy2: sqrt(x^2 + y^2) of sizes x, y >= 0 without overflow or underflow on the way,

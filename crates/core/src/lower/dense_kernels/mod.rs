@@ -795,11 +795,12 @@ fn reflector(g: &mut Block, t: &Flat, row: &Value, head: &Value, (from, to): (&V
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     let alpha = t.get(g, row, head);
-    let [beta, tau, scale] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
+    let [beta, tau, scale, lift] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
     let stored = g
         .scf_for(from, to, &one, &[t.data.clone()], |h, r, d| {
             let w = t.with(&d[0]);
             let x = w.get(h, row, r);
+            let x = h.arith(Arith::MulF, &x, &lift);
             let v = h.arith(Arith::MulF, &x, &scale);
             Ok::<_, String>(vec![w.set(h, &v, row, r)])
         })
