@@ -36,7 +36,7 @@ fn permutations(cx: &mut Context, b: &mut Block, pivots: &Value, n: &Value, dtyp
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
         let total = k.tensor_dim(pivots, 0);
         let count = batch_count(k, &total, n);
-        let start = k.tensor_empty(out_ty.clone(), std::slice::from_ref(&total));
+        let start = k.tensor_unwritten(out_ty.element, &total);
         let none = k.constant_int(0, ScalarType::I1);
         let r = k
             .scf_for(&zero, &count, &one, &[start, none], |batch, e, t| {

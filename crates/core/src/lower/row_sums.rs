@@ -30,7 +30,7 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
     b.dispatch_workgroups(&[x.clone(), rows.clone(), k.clone()], (out_ty.clone(), vec![rows.clone()]), |g, args| {
         let (x, rows, k) = (&args[0], &args[1], &args[2]);
         let (zero, one) = (g.constant_index(0), g.constant_index(1));
-        let out = g.tensor_empty(out_ty.clone(), std::slice::from_ref(rows));
+        let out = g.tensor_unwritten(out_ty.element, rows);
         // Where the steps of WIDE and then of LANES elements end (at most one of LANES
         // follows the last of WIDE); the rest goes one by one.
         let ends: Vec<(i64, Value)> = [WIDE, LANES].iter().map(|&w| {

@@ -35,7 +35,7 @@ pub(super) fn update_rows(cx: &mut super::Context, b: &mut Block, x: &Value, idx
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
         let size = k.tensor_dim(x, 0);
         let count = k.tensor_dim(idx, 0);
-        let start = k.tensor_empty(out_ty.clone(), std::slice::from_ref(&size));
+        let start = k.tensor_unwritten(out_ty.element, &size);
         let start = [copied(k, x, &size, start)];
         let ty: Type = out_ty.clone().into();
         let none = k.constant_int(0, ScalarType::I1);

@@ -244,11 +244,21 @@ pub enum IteratorType {
     Reduction,
 }
 
-/// A block of ops being written; nested regions share the SSA name counter.
+/// A block of ops being written; nested regions share the SSA name counter and the
+/// function's switches.
 pub struct Block {
     text: String,
     indent: usize,
-    counter: Rc<Cell<usize>>,
+    shared: Rc<Shared>,
+}
+
+/// What a function's blocks share.
+#[derive(Default)]
+struct Shared {
+    /// The next SSA name's number.
+    next: Cell<usize>,
+    /// See [`Function::poison_unwritten`].
+    poison_unwritten: Cell<bool>,
 }
 
 fn join_names(values: &[Value]) -> String {
@@ -278,19 +288,19 @@ fn results(name: &str, types: impl ExactSizeIterator<Item = Type>) -> Vec<Value>
 }
 
 impl Block {
-    fn new(indent: usize, counter: Rc<Cell<usize>>) -> Block {
-        Block { text: String::new(), indent, counter }
+    fn new(indent: usize, shared: Rc<Shared>) -> Block {
+        Block { text: String::new(), indent, shared }
     }
 
     /// A block whose text is never written anywhere, naming its values from this one's
     /// counter: for lowering something only to learn the types and dims it gives.
     pub fn scratch(&self) -> Block {
-        Block::new(self.indent, self.counter.clone())
+        Block::new(self.indent, self.shared.clone())
     }
 
     fn fresh(&self) -> String {
-        let n = self.counter.get();
-        self.counter.set(n + 1);
+        let n = self.shared.next.get();
+        self.shared.next.set(n + 1);
         format!("%v{n}")
     }
 
@@ -433,12 +443,12 @@ impl Block {
         body: impl FnOnce(&mut Block, &[Value]) -> Vec<Value>,
     ) -> Vec<Value> {
         let types = join_types(inits);
-        let mut before = Block::new(self.indent + 1, self.counter.clone());
+        let mut before = Block::new(self.indent + 1, self.shared.clone());
         let before_args: Vec<Value> = inits.iter().map(|v| Value { name: before.fresh(), ty: v.ty.clone() }).collect();
         let go_on = cond(&mut before, &before_args);
         assert_eq!(go_on.scalar(), ScalarType::I1, "scf.condition must be i1");
         before.line(&format!("scf.condition({}) {} : {types}", go_on.name, join_names(&before_args)));
-        let mut after = Block::new(self.indent + 1, self.counter.clone());
+        let mut after = Block::new(self.indent + 1, self.shared.clone());
         let after_args: Vec<Value> = inits.iter().map(|v| Value { name: after.fresh(), ty: v.ty.clone() }).collect();
         let next = body(&mut after, &after_args);
         assert_eq!(join_types(&next), types, "scf.while body must yield the loop-carried types");
@@ -472,7 +482,7 @@ impl Block {
             assert_eq!(bound.scalar(), ScalarType::Index, "scf.for bounds must be index values");
         }
         let types = join_types(inits);
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let mut inner = Block::new(self.indent + 1, self.shared.clone());
         let iv = Value { name: inner.fresh(), ty: ScalarType::Index.into() };
         let args: Vec<Value> = inits.iter().map(|v| Value { name: inner.fresh(), ty: v.ty.clone() }).collect();
         let next = body(&mut inner, &iv, &args)?;
@@ -504,6 +514,21 @@ impl Block {
         let dynamic = ty.shape.iter().filter(|d| d.is_none()).count();
         assert_eq!(dynamic, dynamic_sizes.len(), "tensor.empty needs one size per dynamic dim");
         self.def(ty.clone().into(), format!("tensor.empty({}) : {ty}", join_names(dynamic_sizes)))
+    }
+
+    /// A 1-D `tensor.empty` of `size` elements for a kernel to write element by element;
+    /// filled with NaN (-1 for integers) where the function was asked to
+    /// ([`Function::poison_unwritten`]).
+    pub fn tensor_unwritten(&mut self, element: ScalarType, size: &Value) -> Value {
+        let empty = self.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(size));
+        if !self.shared.poison_unwritten.get() || matches!(element, ScalarType::I1 | ScalarType::Index) {
+            return empty;
+        }
+        let (zero, one) = (self.constant_index(0), self.constant_index(1));
+        // NaN, or an integer's all-ones bits (-1): an index or count nothing computes.
+        let nan = if element.is_float() { self.constant_f64(f64::NAN, element) } else { self.constant_int(-1, element) };
+        let filled = self.scf_for(&zero, size, &one, &[empty], |f, i, d| Ok::<_, String>(vec![f.tensor_insert(&nan, &d[0], std::slice::from_ref(i))]));
+        filled.unwrap_or_else(|e| unreachable!("{e}"))[0].clone()
     }
 
     pub fn linalg_fill(&mut self, value: &Value, init: &Value) -> Value {
@@ -561,7 +586,7 @@ impl Block {
         attrs.push_str(&its.join(", "));
         attrs.push_str("]}");
 
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let mut inner = Block::new(self.indent + 1, self.shared.clone());
         let args: Vec<Value> = ins
             .iter()
             .chain(outs)
@@ -613,7 +638,7 @@ impl Block {
         let element = original.tensor().element;
         assert_eq!(updates.tensor().element, element, "scatter of another element type");
         let depth = indices.tensor().shape[1].expect("scatter indices need a static depth") as usize;
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let mut inner = Block::new(self.indent + 1, self.shared.clone());
         let update = Value { name: inner.fresh(), ty: element.into() };
         let current = Value { name: inner.fresh(), ty: element.into() };
         let new = body(&mut inner, &update, &current)?;
@@ -641,13 +666,21 @@ pub struct Function {
 
 impl Function {
     pub fn new(name: &str, arg_types: Vec<Type>) -> Function {
-        let counter = Rc::new(Cell::new(0));
+        let shared = Rc::new(Shared::default());
         let args = arg_types
             .into_iter()
             .enumerate()
             .map(|(i, ty)| Value { name: format!("%arg{i}"), ty })
             .collect();
-        Function { name: name.to_string(), args, body: Block::new(1, counter) }
+        Function { name: name.to_string(), args, body: Block::new(1, shared) }
+    }
+
+    /// Kernels' results start filled with NaN instead of unwritten
+    /// ([`Block::tensor_unwritten`]): a test switch (`PYTENSOR_MLIR_POISON_UNWRITTEN`) that
+    /// makes a kernel reading an element before writing it give NaN on every call, where
+    /// otherwise it reads what an earlier call left in the reused buffer.
+    pub fn poison_unwritten(&mut self) {
+        self.body.shared.poison_unwritten.set(true);
     }
 
     pub fn args(&self) -> &[Value] {
@@ -780,7 +813,7 @@ impl Block {
         with_part.push(part.clone());
         self.dispatch_in(&with_part, (ty.clone(), vec![total.clone()]), false, Some(count), |k, args, id| {
             let (part, args) = args.split_last().expect("the part's size");
-            let start = k.tensor_empty(ty, std::slice::from_ref(part));
+            let start = k.tensor_unwritten(element, part);
             (body(k, args, id.expect("a workgroup id"), start), None)
         })
         .0
@@ -824,7 +857,7 @@ impl Block {
         outer_types.extend(std::iter::repeat_n("index".to_string(), size_count + out_sizes.len()));
         outer.extend(out_sizes.iter().cloned());
 
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let mut inner = Block::new(self.indent + 1, self.shared.clone());
         let dispatch_tensor = |access: &str, t: &TensorType| format!("!iree_tensor_ext.dispatch.tensor<{access}:{t}>");
         let args: Vec<Value> = outer.iter().map(|v| Value { name: inner.fresh(), ty: v.ty.clone() }).collect();
         let out_arg = inner.fresh();
@@ -988,7 +1021,7 @@ impl Block {
         let type_list = types.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(", ");
         let mut branches = Vec::new();
         for f in [Box::new(then) as Box<dyn FnOnce(&mut Block) -> Vec<Value>>, Box::new(otherwise)] {
-            let mut inner = Block::new(self.indent + 1, self.counter.clone());
+            let mut inner = Block::new(self.indent + 1, self.shared.clone());
             let ys = f(&mut inner);
             assert_eq!(ys.iter().map(|y| y.ty.clone()).collect::<Vec<_>>(), types, "scf.if branch yields other types");
             inner.line(&format!("scf.yield {} : {}", join_names(&ys), join_types(&ys)));
@@ -1007,7 +1040,7 @@ impl Block {
     /// A block nested one level in this one, written before the op that holds it (see
     /// `scf_if_regions`): for branches whose contents are known only once both are written.
     pub fn region(&self) -> Block {
-        Block::new(self.indent + 1, self.counter.clone())
+        Block::new(self.indent + 1, self.shared.clone())
     }
 
     /// `scf.if` over two regions written beforehand (`region`), each yielding its values,
@@ -1161,7 +1194,7 @@ impl Block {
         let elem = input.tensor().element;
         assert_eq!(init.ty, input.ty, "scan output of another type");
         assert_eq!(acc.tensor().rank() + 1, input.tensor().rank(), "scan accumulator of the wrong rank");
-        let mut inner = Block::new(self.indent + 1, self.counter.clone());
+        let mut inner = Block::new(self.indent + 1, self.shared.clone());
         let a = Value { name: inner.fresh(), ty: elem.into() };
         let x = Value { name: inner.fresh(), ty: elem.into() };
         let r = combine(&mut inner, &a, &x);

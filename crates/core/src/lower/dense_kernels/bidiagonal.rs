@@ -72,14 +72,18 @@ fn body(k: &mut Block, src: &Flat, (c, width): (&Value, &Value), element: Scalar
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     let (pre, factor, back, _) = power_scale(k, &largest[0], element);
+    // The rows' columns past r zeroed: `reflect_rows` scans the reflector's row over the
+    // whole width for its last nonzero, and the output buffer holds an earlier call's data
+    // (wrong values for every later call of another size, only the first call was right).
     let copied = k
         .scf_for(&zero, c, &one, &[begin], |g, j, d| {
-            g.scf_for(&zero, &r, &one, d, |f, i, d| {
+            let d = g.scf_for(&zero, &r, &one, d, |f, i, d| {
                 let x = src.get(f, j, i);
                 let x = f.arith(Arith::MulF, &x, &pre);
                 let x = f.arith(Arith::MulF, &x, &factor);
                 Ok::<_, String>(vec![Flat::result(&d[0], width).set(f, &x, j, i)])
-            })
+            })?;
+            g.scf_for(&r, width, &one, &d, |f, i, d| Ok::<_, String>(vec![Flat::result(&d[0], width).set(f, &zero_f, j, i)]))
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
     let reduced = k

@@ -145,7 +145,7 @@ impl Flat {
     /// A kernel's result of `rows` x `cols` elements, not yet written.
     fn start(g: &mut Block, element: ScalarType, rows: &Value, cols: &Value) -> Value {
         let size = g.arith(Arith::MulI, rows, cols);
-        g.tensor_empty(TensorType::new(vec![None], element), &[size])
+        g.tensor_unwritten(element, &size)
     }
 
     /// The kernel's result so far, `data` being its current value.
@@ -279,7 +279,7 @@ pub(super) fn cholesky(cx: &mut Context, b: &mut Block, a: &Value, n: &Value, lo
         let (zero, one) = (k.constant_index(0), k.constant_index(1));
         let (count, square) = stacked(k, a, &n);
         let total = k.arith(Arith::MulI, &count, &square);
-        let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
+        let start = k.tensor_unwritten(element, &total);
         let zero_f = k.constant_f64(0.0, element);
         let r = k
             .scf_for(&zero, &count, &one, &[start], |batch, e, t| {
@@ -379,7 +379,7 @@ pub(super) fn substitute(cx: &mut Context, b: &mut Block, a: &Value, rhs: &Value
         let (count, square) = stacked(k, a, &n);
         let block = k.arith(Arith::MulI, &n, &width);
         let total = k.arith(Arith::MulI, &count, &block);
-        let start = k.tensor_empty(TensorType::new(vec![None], element), &[total]);
+        let start = k.tensor_unwritten(element, &total);
         let r = k
             .scf_for(&zero, &count, &one, &[start], |batch, e, t| {
                 let a_base = batch.arith(Arith::MulI, e, &square);
@@ -497,7 +497,7 @@ pub(super) fn eliminate(cx: &mut Context, b: &mut Block, w: &Value, rows: &Value
         let swapped = if last == LastColumn::Pivots { last_column.clone() } else { width.clone() };
         let eliminated = if last == LastColumn::Eliminated { width.clone() } else { last_column.clone() };
         let size = k.tensor_dim(&w.data, 0);
-        let start = k.tensor_empty(TensorType::new(vec![None], element), std::slice::from_ref(&size));
+        let start = k.tensor_unwritten(element, &size);
         let copy = vec![copied(k, &w.data, &size, start)];
         let block = k.arith(Arith::MulI, &rows, &width);
         let count = batch_count(k, &size, &block);
