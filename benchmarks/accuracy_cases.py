@@ -822,10 +822,11 @@ def _debye_u(k, _u=[[1]]):
     return _u[k]
 
 
-def _besselj_debye(v, x, terms=40):
-    """J_v(x) for 0 < v, x by Debye's expansions (DLMF 10.19.3 below the turning point,
-    10.19.6 above it) at 60 digits, or None where `terms` terms do not reach 1e-35: mpmath's
-    besselj sums the power series, which does not converge in reach for large v and x."""
+def _besselj_debye(v, x, terms=40, y=False):
+    """J_v(x) (Y_v(x) with `y`) for 0 < v, x by Debye's expansions (DLMF 10.19.3 below the
+    turning point, 10.19.6 above it) at 60 digits, or None where `terms` terms do not reach
+    1e-35: mpmath's besselj sums the power series, which does not converge in reach for
+    large v and x (nor does bessely)."""
     with mpmath.workdps(60):
         v, x = mpmath.mpf(v), mpmath.mpf(x)
         if x == v:
@@ -847,9 +848,13 @@ def _besselj_debye(v, x, terms=40):
         if osc:
             b = mpmath.asec(x / v)
             xi = v * (mpmath.tan(b) - b) - mpmath.pi / 4
-            r = mpmath.sqrt(2 / (mpmath.pi * v * mpmath.tan(b))) * (mpmath.cos(xi) * sums[0] - 1j * mpmath.sin(xi) * sums[1])
-            return mpmath.re(r)
+            amplitude = mpmath.sqrt(2 / (mpmath.pi * v * mpmath.tan(b)))
+            if y:
+                return mpmath.re(amplitude * (mpmath.sin(xi) * sums[0] + 1j * mpmath.cos(xi) * sums[1]))
+            return mpmath.re(amplitude * (mpmath.cos(xi) * sums[0] - 1j * mpmath.sin(xi) * sums[1]))
         a = mpmath.acosh(v / x)
+        if y:
+            return -mpmath.exp(v * (a - mpmath.tanh(a))) / mpmath.sqrt(mpmath.pi * v * mpmath.tanh(a) / 2) * (sums[0] - sums[1])
         return mpmath.exp(v * (mpmath.tanh(a) - a)) / mpmath.sqrt(2 * mpmath.pi * v * mpmath.tanh(a)) * (sums[0] + sums[1])
 
 
@@ -887,7 +892,8 @@ def _jv(v, x):
     """J_v(x), with the limits our Jv gives where mpmath has none: 0 at x = +-inf (nan for
     x = -inf and a non-integer v) and at v = +inf, nan at v = -inf (J_-v has no limit),
     +-inf at x = 0 for negative non-integer v (the sign of 1/Gamma(1 + v)). Orders and
-    arguments past 1000 by Debye's expansions where they converge (`_besselj_debye`)."""
+    arguments past 1000 by Debye's expansions where they converge (`_besselj_debye`; for
+    negative non-integer orders J's and Y's)."""
     limit = _real_order_limit(v, x)
     if limit is not None:
         return limit
@@ -896,6 +902,11 @@ def _jv(v, x):
         r = _besselj_debye(abs(v), abs(x))
         if r is not None:
             return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * r if integer else r
+    if v <= -1000 and x >= 1000 and not integer:  # J_v = cos(v pi) J_-v + sin(v pi) Y_-v
+        j, y = _besselj_debye(-v, x), _besselj_debye(-v, x, y=True)
+        if j is not None and y is not None:
+            with mpmath.workdps(60):
+                return mpmath.cospi(v) * j + mpmath.sinpi(v) * y
     if integer:  # (-1)^v J_|v|(|x|) for either sign (mpmath's is complex-typed there)
         return (-1) ** (int(v) * (x < 0) + int(v) * (v < 0)) * mpmath.besselj(abs(v), abs(x))
     return mpmath.besselj(v, x)

@@ -402,6 +402,45 @@ def test_jv_large_orders(dtype):
     assert errors.max() <= MAX_ULP, f"{errors[i]:.3g} ULP at ({v[keep][i]!r}, {x[keep][i]!r}): {got[keep][i]!r}, want {float(want[i])!r}"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_jv_negative_orders_past_the_cap(dtype):
+    """J_-v = cos(v pi) J_v - sin(v pi) Y_v where the loops pass their cap (order past 1e5,
+    or x - v past 9e4), with Debye's Y (bessel_debye.rs; nan there before): within 8 ULP of
+    mpmath's Debye J and Y (accuracy_cases._jv), above the turning point, below it (where
+    J_-v grows past the largest float: +-inf, the sign of -sin(v pi) Y_v) and for x far past
+    small orders. In the transition region (|x - v| < ~24 v^(1/3)) Y is not computed: nan,
+    never a wrong value."""
+    case = BY_NAME["jv"]
+    rng = np.random.default_rng(11)
+    n = 12
+    big = np.floor(10.0 ** rng.uniform(5.05, 6.3, 3 * n)) + 0.125  # (k + 1/8 exact in float32 too)
+    small = np.floor(10.0 ** rng.uniform(3, 4.7, n)) + 0.375
+    # Below the turning point, x = v sqrt(1 - t^2): J_-v ~ e^(v t^3 / 3) is finite in float64
+    # for the first half (v t^3 from 400 to 1800), past the largest float for the rest.
+    t = np.concatenate([(rng.uniform(400, 1800, n // 2) / big[n : n + n // 2]) ** (1 / 3), rng.uniform(0.3, 0.45, n - n // 2)])
+    x = np.concatenate([big[:n] * 10.0 ** rng.uniform(0.02, 1, n), big[n : 2 * n] * np.sqrt(1 - t**2),
+                        big[2 * n :] * rng.uniform(0.9995, 0.9999, n), small + rng.uniform(9.5e4, 1e6, n)])  # fmt: skip
+    v = -np.concatenate([big, small])
+    v, x = v.astype(dtype), x.astype(dtype)
+    a, b = pt.vector("v", dtype=dtype), pt.vector("x", dtype=dtype)
+    f = pytensor.function([a, b], pt.jv(a, b), mode="MLIR")
+    with np.errstate(all="ignore"):
+        got = f(v, x)
+    v64, x64 = v.astype(np.float64), x.astype(np.float64)
+    w = np.sqrt(np.abs(x64 + v64) * (x64 - v64))
+    transition = (-v64 / w) ** 3 / -v64 > 3e-3
+    assert transition[2 * n : 3 * n].all() and not transition[: 2 * n].any() and not transition[3 * n :].any()
+    assert np.isnan(got[transition]).all()
+    keep = ~transition
+    assert (v64 != np.floor(v64)).all()
+    want = exact(case.mpmath, v[keep], x[keep])
+    errors = ulp_errors(got[keep], want, dtype, case.floor(v64[keep], x64[keep]))
+    i = int(np.argmax(errors))
+    assert errors.max() <= MAX_ULP, f"{errors[i]:.3g} ULP at ({v[keep][i]!r}, {x[keep][i]!r}): {got[keep][i]!r}, want {float(want[i])!r}"
+    if dtype == "float64":
+        assert np.isfinite(got[n : n + n // 2]).all() and np.isinf(got[n + n // 2 : 2 * n]).all()
+
+
 def miller_reference(v, x):
     """J_v(x) for v >= 1 by Miller's algorithm in mpmath (accuracy_cases._besselj_miller),
     one recurrence per (x, fractional part of v) shared by its orders."""
@@ -425,7 +464,7 @@ def test_jv_transition_region(dtype):
     (where J oscillates, v < x, ULPs of sqrt(2 / (pi x)) as Case.floor); orders v + N that
     round past a power of two (131071.1 at x near 2^17, float64: the rounding put back); the
     integer orders' sign for v < 0 and x < 0 ((-1)^v J_|v|(|x|)). Negative non-integer orders
-    there need Y_v, which is not computed: nan, never a wrong value. scipy (the C backend's
+    in the region need Y_v there, which is not computed: nan, never a wrong value. scipy (the C backend's
     jv) is 1e4 to 1e5 ULP off on these points (jvref.py in the issue notes)."""
     case = BY_NAME["jv"]
     x0 = 120000.0
@@ -449,7 +488,12 @@ def test_jv_transition_region(dtype):
     np.testing.assert_array_equal(f(-v[ints], x[ints]), sign * got[ints])
     np.testing.assert_array_equal(f(v[ints], -x[ints]), sign * got[ints])
     np.testing.assert_array_equal(f(-v[ints], -x[ints]), got[ints])
-    assert np.isnan(f(-v[~ints], x[~ints])).all()
+    # Negative non-integer orders: nan in the region itself (Y_v not computed), Debye's J
+    # and Y at its ends (test_jv_negative_orders_past_the_cap checks their values).
+    neg = f(-v[~ints], x[~ints])
+    v_n, x_n = v64[~ints], x64[~ints]
+    inside = (v_n / np.sqrt(np.abs(x_n - v_n) * (x_n + v_n))) ** 3 / v_n > 3e-3
+    assert inside.sum() >= 7 and np.isnan(neg[inside]).all() and not np.isnan(neg[~inside]).any()
 
 
 def test_ive_kve_debye_reference_matches_mpmath():

@@ -1,4 +1,4 @@
-//! Debye's expansions of J_v(x) for a large order v (DLMF 10.19.3 and 10.19.6), straight-line
+//! Debye's expansions of J_v(x) and Y_v(x) for a large order v (DLMF 10.19.3 and 10.19.6), straight-line
 //! code for the lanes `bessel_jv`'s loops cannot reach (their depth grows with v and x - v).
 //!
 //! With w = sqrt(|x^2 - v^2|) and p = v / w (coth alpha below the turning point, cot beta
@@ -9,11 +9,14 @@
 //! - x < v: J_v(x) = exp(-v (atanh t - t)) / sqrt(2 pi w) sum_k T_k, t = w / v (tanh alpha).
 //!   The exponent (some hundreds) in two floats: below t = 1/2 as (w^3 / v^2) times the series
 //!   1/3 + t^2/5 + ..., w from w^2 = (v - x)(v + x) in two floats; from t = 1/2 on (only
-//!   lanes where J underflows come there) log1p(2 w (v + w) / x^2) / 2 - t.
+//!   lanes where J underflows come there) log1p(2 w (v + w) / x^2) / 2 - t. Y_v(x) =
+//!   -2 exp(v (atanh t - t)) / sqrt(2 pi w) sum_k (-1)^k T_k (for J_-v = cos(v pi) J_v -
+//!   sin(v pi) Y_v; overflowing where J_-v does).
 //! - x > v: J_v(x) = sqrt(2 / (pi w)) (P cos xi + Q sin xi), xi = w - v acos(v / x) - pi/4,
 //!   P and Q the even and odd terms with u_k(i p) = i^k (u_k with the signs of p^2 flipped),
-//!   signed (-1)^(k/2) and (-1)^((k-1)/2). The phase is some v in size and must be right to
-//!   an ulp of 1: `phase` writes it in two floats as series in s^2 or u^2 (s = v/x, u = w/x).
+//!   signed (-1)^(k/2) and (-1)^((k-1)/2); Y_v(x) = sqrt(2 / (pi w)) (P sin xi - Q cos xi).
+//!   The phase is some v in size and must be right to an ulp of 1: `phase` writes it in two
+//!   floats as series in s^2 or u^2 (s = v/x, u = w/x).
 //!
 //! The terms fall like C_k (p^3 / v)^k with C_k growing factorially (C_10 ~ 7e7): with
 //! TERMS = 11 they reach 1e-17 while p^3 / v <= MAX_Z = 3e-3, that is outside about
@@ -25,7 +28,7 @@
 
 use super::bessel_jv;
 use super::bessel_real::dd_add;
-use super::exp_log::{exp_double, log1p};
+use super::exp_log::{exp_double, log1p, LN2_HI, LN2_LO};
 use super::trig;
 use super::F;
 use crate::lower::scalar::widen_f32;
@@ -55,17 +58,20 @@ fn u_coefficients() -> Vec<Vec<f64>> {
     u
 }
 
-/// (J_v(x), ok) by Debye's expansions for 0 < v, 0 < x (see the module comment); `ok` is
-/// false in the transition region and where x = v.
-pub(super) fn debye_j(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
+/// (J_v(x), Y_v(x) 2^-y_scale, ok) by Debye's expansions for 0 < v, 0 < x (see the module
+/// comment); `ok` is false in the transition region and where x = v. Y is scaled by a power
+/// of two inside its exponential (bessel_jv's Y_SCALE: 2^-64, 2^-16 in f32), so that it
+/// overflows only where the scaled value does.
+pub(super) fn debye_jy(f: &mut F, v: &Value, x: &Value) -> (Value, Value, Value) {
     let ty = f.ty;
+    let y_scale = if ty == ScalarType::F64 { 64.0 } else { 16.0 };
     if ty == ScalarType::F32 && widen_f32() {
         let vw = f.b.cast(Cast::ExtF, v, ScalarType::F64);
         let xw = f.b.cast(Cast::ExtF, x, ScalarType::F64);
-        let (j, ok) = debye_in(&mut F { b: f.b, ty: ScalarType::F64 }, &vw, &xw);
-        return (f.b.cast(Cast::TruncF, &j, ty), ok);
+        let (j, y, ok) = debye_in(&mut F { b: f.b, ty: ScalarType::F64 }, &vw, &xw, y_scale);
+        return (f.b.cast(Cast::TruncF, &j, ty), f.b.cast(Cast::TruncF, &y, ty), ok);
     }
-    debye_in(f, v, x)
+    debye_in(f, v, x, y_scale)
 }
 
 /// Whether the expansions reach 1e-17 at (v, x) (p^3 / v <= MAX_Z, x != v): false in the
@@ -97,7 +103,7 @@ fn reach(f: &mut F, v: &Value, x: &Value) -> (Value, Value, Value) {
     (w, p, ok)
 }
 
-fn debye_in(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
+fn debye_in(f: &mut F, v: &Value, x: &Value, y_scale: f64) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let half = f.c(0.5);
@@ -172,15 +178,37 @@ fn debye_in(f: &mut F, v: &Value, x: &Value) -> (Value, Value) {
     let lead = f.div(&e, &root);
     let sum = f.add(&even, &odd);
     let below = f.mul(&lead, &sum);
-    // Above it.
+    // Y_v = -2 e^(v (atanh t - t)) / sqrt(2 pi w) sum_k (-1)^k T_k (DLMF 10.19.3), the
+    // exponent less y_scale ln 2 (exact: a power of two times ln 2's leading float).
+    let times = f.c(-y_scale);
+    let ln2 = f.k(LN2_HI);
+    let shift = f.mul(&ln2, &times);
+    let (g, g_lo) = f.two_sum(&gap, &shift);
+    let ln2_lo = f.k(LN2_LO);
+    let shift_lo = f.mul(&ln2_lo, &times);
+    let g_lo = f.add(&g_lo, &shift_lo);
+    let g_lo = f.add(&g_lo, &gap_lo);
+    let grow = if f.f64() { exp_double(f.b, &g, &g_lo) } else { f.exp(&g) };
+    let minus_two = f.c(-2.0);
+    let grow = f.mul(&grow, &minus_two);
+    let grow = f.div(&grow, &root);
+    let alternating = f.sub(&even, &odd);
+    let y_below = f.mul(&grow, &alternating);
+    // Above it: J = A (P cos xi + Q sin xi), Y = A (P sin xi - Q cos xi) (DLMF 10.19.6).
     let (cos_xi, sin_xi) = phase(f, v, x);
     let qs = f.mul(&odd_osc, &sin_xi);
     let above = f.fma(&even_osc, &cos_xi, &qs);
+    let qc = f.mul(&odd_osc, &cos_xi);
+    let minus_qc = f.neg(&qc);
+    let y_above = f.fma(&even_osc, &sin_xi, &minus_qc);
     let four = f.c(4.0);
     let amp = f.div(&four, &two_pi_w);
     let amp = f.sqrt(&amp);
     let above = f.mul(&amp, &above);
-    (f.sel(&osc, &above, &below), ok)
+    let y_amp = f.c((-y_scale).exp2());
+    let y_amp = f.mul(&amp, &y_amp);
+    let y_above = f.mul(&y_amp, &y_above);
+    (f.sel(&osc, &above, &below), f.sel(&osc, &y_above, &y_below), ok)
 }
 
 /// The phase series' lengths: PHASE_TERMS coefficients, the first PHASE_DD of them in two

@@ -38,14 +38,16 @@
 //! that, Debye's expansions (bessel_debye.rs, straight-line); in their transition region
 //! |x - n| < about 24 n^(1/3) (for n past the cap) Debye's at the order x + 25 x^(1/3) just
 //! past it, and CF1 and the downward recurrence back to n (`debye_or_shifted`: about 50
-//! n^(1/3) steps, so up to n ~ 8e9; nan past that, never a wrong value). J_-n there needs
-//! Y_n, which is not computed: nan.
+//! n^(1/3) steps, so up to n ~ 8e9; nan past that, never a wrong value). Debye's Y_n
+//! too outside the transition region (for J_-n); J_-n in it needs Y_n there, which is not
+//! computed: nan.
 //!
 //! ## Negative orders and special values (as scipy, except where it has no value)
 //!
 //! - J_-n = cos(n pi) J_n - sin(n pi) Y_n, Y_n by the upward recurrence Y_j+1 = 2j/x Y_j -
 //!   Y_j-1 from Y_mu and Y_mu+1 (stable for Y; scaled by 2^-64, -inf once it overflows
-//!   even so); Hankel's region and tiny x give J_-n directly; an integer n gives (-1)^n J_n.
+//!   even so); Hankel's region and tiny x give J_-n directly; past the loops' cap, Debye's Y_n
+//!   (outside the transition region); an integer n gives (-1)^n J_n.
 //! - x < 0: an integer order gives (-1)^v J_v(|x|), any other nan.
 //! - x = 0: jv(0, 0) = 1, 0 for v > 0 and the negative integers, +-inf for the other
 //!   negative orders (the sign of 1/Gamma(1 + v), as scipy).
@@ -53,7 +55,7 @@
 //!   v = +inf: 0 for finite x (as scipy); v = -inf: nan (scipy 0: J_-v has no limit).
 //!   A nan argument gives nan.
 
-use super::bessel_debye::{debye_j, debye_reaches};
+use super::bessel_debye::{debye_jy, debye_reaches};
 use super::bessel_real::{dd_add, sigma, sin_cos_pi, temme_gammas, RealOrder};
 use super::exp_log::{cosh, log_dd, sinh, LN2_HI, LN2_LO};
 use super::trig;
@@ -695,7 +697,8 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                 },
                 |b| {
                     // Where the loops would pass their cap (order or x - n past DEBYE_FROM
-                    // times it), Debye's expansions (J only: J_-n there stays nan).
+                    // times it), Debye's expansions (Y too, outside their transition
+                    // region: J_-n in the transition region stays nan).
                     let f = &mut g!(b, ty);
                     let cap = f.k(MAX_ITER);
                     let from = f.c(DEBYE_FROM);
@@ -707,17 +710,17 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                     let gap = f.sub(x, n);
                     let long = f.cmp(CmpF::Ogt, &gap, &near_cap);
                     let debye = f.or(&deep, &long);
-                    let not_y = f.not(want_y);
-                    let debye = f.and(&debye, &not_y);
                     f.b.scf_if(
                         &debye,
                         &types,
                         |b| {
                             let f = &mut g!(b, ty);
-                            let (j, ok) = debye_or_shifted(f, n, x);
-                            let zero = f.c(0.0);
+                            let (j, y, shifted, ok) = debye_or_shifted(f, n, x);
+                            let no_y = f.and(want_y, &shifted);
+                            let has_y = f.not(&no_y);
+                            let ok = f.and(&ok, &has_y);
                             let no = f.b.constant_int(0, ScalarType::I1);
-                            vec![j.clone(), zero, ok, j, no]
+                            vec![j.clone(), y, ok, j, no]
                         },
                         |b| {
                             let (j, y, ok, j_neg, direct) = jy_recurrences(&mut g!(b, ty), n, x, want_y);
@@ -738,8 +741,9 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
 /// n^(1/3) steps, within the cap up to n ~ 8e9: past that `ok` is false, nan). J_n' is some
 /// e^-125 of J_n in size, far from underflow. n + N rounds where it crosses a power of two:
 /// the rounding e is put back to first order, J_n'+e = J_n' (1 - e acosh(n'/x)) (d/dv of
-/// Debye's exponent -v (atanh t - t) is -atanh t = -acosh(v/x)).
-fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
+/// Debye's exponent -v (atanh t - t) is -atanh t = -acosh(v/x)). Returns (J_n, Y_n
+/// Y_SCALE, shifted, ok): Y only where not `shifted` (in the transition region).
+fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let reaches = debye_reaches(f, n, x);
@@ -759,7 +763,7 @@ fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
     let within = f.cmp(CmpF::Olt, &steps, &cap);
     let steps = f.sel(&within, &steps, &zero);
     let (n2, e) = f.two_sum(n, &steps);
-    let (j2, ok) = debye_j(f, &n2, x);
+    let (j2, y, ok) = debye_jy(f, &n2, x);
     let q = f.div(&n2, x);
     let l = acosh_of(f, &q);
     let minus_e = f.neg(&e);
@@ -777,7 +781,7 @@ fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value) {
     let cf_ok = f.or(&cf_ok, &not_trans);
     let ok = f.and(&ok, &cf_ok);
     let ok = f.and(&ok, &within);
-    (j, ok)
+    (j, y, trans, ok)
 }
 
 /// `jy` outside Hankel's region where J_n does not underflow: below TINY_X the series'
