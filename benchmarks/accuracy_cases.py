@@ -888,6 +888,24 @@ def _besselj_miller(x, frac, kmax):
         return tuple(a * scale for a in values)
 
 
+def _bessely_upward(v, x):
+    """Y_v(x) at 60 digits for large v in Debye's transition region |x - v| < ~24 v^(1/3)
+    (where their expansions do not converge): Debye's Y (`_besselj_debye`) at v - m and v -
+    m + 1 before it on the oscillatory side, m = ceil(v - x + 30 x^(1/3)), then the upward
+    recurrence Y_k+1 = 2k/x Y_k - Y_k-1 (stable for Y) to v. None where Debye's do not
+    converge there."""
+    with mpmath.workdps(60):
+        v, x = mpmath.mpf(v), mpmath.mpf(x)
+        m = int(mpmath.ceil(v - x + 30 * mpmath.cbrt(x)))
+        start = v - m
+        below, here = _besselj_debye(start, x, y=True), _besselj_debye(start + 1, x, y=True)
+        if below is None or here is None:
+            return None
+        for j in range(1, m):
+            below, here = here, 2 * (start + j) / x * here - below
+        return here
+
+
 def _jv(v, x):
     """J_v(x), with the limits our Jv gives where mpmath has none: 0 at x = +-inf (nan for
     x = -inf and a non-integer v) and at v = +inf, nan at v = -inf (J_-v has no limit),

@@ -408,8 +408,8 @@ def test_jv_negative_orders_past_the_cap(dtype):
     or x - v past 9e4), with Debye's Y (bessel_debye.rs; nan there before): within 8 ULP of
     mpmath's Debye J and Y (accuracy_cases._jv), above the turning point, below it (where
     J_-v grows past the largest float: +-inf, the sign of -sin(v pi) Y_v) and for x far past
-    small orders. In the transition region (|x - v| < ~24 v^(1/3)) Y is not computed: nan,
-    never a wrong value."""
+    small orders; in the transition region (|x - v| < ~24 v^(1/3)) the Wronskian-type
+    identity DLMF 10.5.2."""
     case = BY_NAME["jv"]
     rng = np.random.default_rng(11)
     n = 12
@@ -430,7 +430,16 @@ def test_jv_negative_orders_past_the_cap(dtype):
     w = np.sqrt(np.abs(x64 + v64) * (x64 - v64))
     transition = (-v64 / w) ** 3 / -v64 > 3e-3
     assert transition[2 * n : 3 * n].all() and not transition[: 2 * n].any() and not transition[3 * n :].any()
-    assert np.isnan(got[transition]).all()
+    # In the transition region (Y from Debye's before it and the upward recurrence; values
+    # against Miller's J in test_jv_transition_region): DLMF 10.5.2's J_v+1 J_-v + J_v J_-v-1
+    # = -2 sin(v pi) / (pi x), with J_v+-1 of the same code.
+    vt, xt = -v[transition], x[transition]
+    with np.errstate(all="ignore"):
+        terms = [f(vt + 1, xt) * got[transition], f(vt, xt) * f(-(vt + 1), xt)]
+    sides = np.abs(terms[0].astype(float)) + np.abs(terms[1].astype(float))
+    identity = terms[0].astype(float) + terms[1].astype(float) + 2 * np.sin(np.pi * (vt.astype(float) % 2)) / (np.pi * xt.astype(float))
+    assert np.isfinite(got[transition]).all()
+    assert np.abs(identity).max() <= 16 * np.finfo(dtype).eps * sides.max(), np.abs(identity / sides).max()
     keep = ~transition
     assert (v64 != np.floor(v64)).all()
     want = exact(case.mpmath, v[keep], x[keep])
@@ -463,8 +472,8 @@ def test_jv_transition_region(dtype):
     recurrence back (`debye_or_shifted`), against Miller's algorithm in mpmath, within 8 ULP
     (where J oscillates, v < x, ULPs of sqrt(2 / (pi x)) as Case.floor); orders v + N that
     round past a power of two (131071.1 at x near 2^17, float64: the rounding put back); the
-    integer orders' sign for v < 0 and x < 0 ((-1)^v J_|v|(|x|)). Negative non-integer orders
-    in the region need Y_v there, which is not computed: nan, never a wrong value. scipy (the C backend's
+    integer orders' sign for v < 0 and x < 0 ((-1)^v J_|v|(|x|)); negative non-integer orders
+    (J_-v needs Y_v: Debye's before the region and the upward recurrence). scipy (the C backend's
     jv) is 1e4 to 1e5 ULP off on these points (jvref.py in the issue notes)."""
     case = BY_NAME["jv"]
     x0 = 120000.0
@@ -488,12 +497,19 @@ def test_jv_transition_region(dtype):
     np.testing.assert_array_equal(f(-v[ints], x[ints]), sign * got[ints])
     np.testing.assert_array_equal(f(v[ints], -x[ints]), sign * got[ints])
     np.testing.assert_array_equal(f(-v[ints], -x[ints]), got[ints])
-    # Negative non-integer orders: nan in the region itself (Y_v not computed), Debye's J
-    # and Y at its ends (test_jv_negative_orders_past_the_cap checks their values).
+    # Negative non-integer orders: J_-v = cos(v pi) J_v - sin(v pi) Y_v, Y_v against Debye's
+    # before the region and the upward recurrence in mpmath (accuracy_cases._bessely_upward).
+    from accuracy_cases import _bessely_upward
+
     neg = f(-v[~ints], x[~ints])
     v_n, x_n = v64[~ints], x64[~ints]
     inside = (v_n / np.sqrt(np.abs(x_n - v_n) * (x_n + v_n))) ** 3 / v_n > 3e-3
-    assert inside.sum() >= 7 and np.isnan(neg[inside]).all() and not np.isnan(neg[~inside]).any()
+    assert inside.sum() >= 7
+    with mpmath.workdps(60):
+        want_neg = [mpmath.cospi(a) * j - mpmath.sinpi(a) * _bessely_upward(a, b) for a, b, j in zip(v_n[inside], x_n[inside], want[~ints][inside])]
+    errors = ulp_errors(neg[inside], want_neg, dtype, case.floor(-v_n[inside], x_n[inside]))
+    i = int(np.argmax(errors))
+    assert errors.max() <= MAX_ULP, f"{errors[i]:.3g} ULP at ({-v_n[inside][i]!r}, {x_n[inside][i]!r}): {neg[inside][i]!r}, want {float(want_neg[i])!r}"
 
 
 def test_ive_kve_debye_reference_matches_mpmath():

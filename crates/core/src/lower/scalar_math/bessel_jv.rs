@@ -38,16 +38,16 @@
 //! that, Debye's expansions (bessel_debye.rs, straight-line); in their transition region
 //! |x - n| < about 24 n^(1/3) (for n past the cap) Debye's at the order x + 25 x^(1/3) just
 //! past it, and CF1 and the downward recurrence back to n (`debye_or_shifted`: about 50
-//! n^(1/3) steps, so up to n ~ 8e9; nan past that, never a wrong value). Debye's Y_n
-//! too outside the transition region (for J_-n); J_-n in it needs Y_n there, which is not
-//! computed: nan.
+//! n^(1/3) steps, so up to n ~ 8e9; nan past that, never a wrong value). Y_n (for J_-n)
+//! by Debye's outside the transition region, in it by Debye's just before it on the
+//! oscillatory side and the upward recurrence (stable for Y) to n.
 //!
 //! ## Negative orders and special values (as scipy, except where it has no value)
 //!
 //! - J_-n = cos(n pi) J_n - sin(n pi) Y_n, Y_n by the upward recurrence Y_j+1 = 2j/x Y_j -
 //!   Y_j-1 from Y_mu and Y_mu+1 (stable for Y; scaled by 2^-64, -inf once it overflows
 //!   even so); Hankel's region and tiny x give J_-n directly; past the loops' cap, Debye's Y_n
-//!   (outside the transition region); an integer n gives (-1)^n J_n.
+//!   (`debye_or_shifted`); an integer n gives (-1)^n J_n.
 //! - x < 0: an integer order gives (-1)^v J_v(|x|), any other nan.
 //! - x = 0: jv(0, 0) = 1, 0 for v > 0 and the negative integers, +-inf for the other
 //!   negative orders (the sign of 1/Gamma(1 + v), as scipy).
@@ -697,8 +697,7 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                 },
                 |b| {
                     // Where the loops would pass their cap (order or x - n past DEBYE_FROM
-                    // times it), Debye's expansions (Y too, outside their transition
-                    // region: J_-n in the transition region stays nan).
+                    // times it), Debye's expansions (J and, for J_-n, Y).
                     let f = &mut g!(b, ty);
                     let cap = f.k(MAX_ITER);
                     let from = f.c(DEBYE_FROM);
@@ -715,10 +714,7 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
                         &types,
                         |b| {
                             let f = &mut g!(b, ty);
-                            let (j, y, shifted, ok) = debye_or_shifted(f, n, x);
-                            let no_y = f.and(want_y, &shifted);
-                            let has_y = f.not(&no_y);
-                            let ok = f.and(&ok, &has_y);
+                            let (j, y, ok) = debye_or_shifted(f, n, x, want_y);
                             let no = f.b.constant_int(0, ScalarType::I1);
                             vec![j.clone(), y, ok, j, no]
                         },
@@ -741,9 +737,14 @@ fn jy(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value, 
 /// n^(1/3) steps, within the cap up to n ~ 8e9: past that `ok` is false, nan). J_n' is some
 /// e^-125 of J_n in size, far from underflow. n + N rounds where it crosses a power of two:
 /// the rounding e is put back to first order, J_n'+e = J_n' (1 - e acosh(n'/x)) (d/dv of
-/// Debye's exponent -v (atanh t - t) is -atanh t = -acosh(v/x)). Returns (J_n, Y_n
-/// Y_SCALE, shifted, ok): Y only where not `shifted` (in the transition region).
-fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value, Value) {
+/// Debye's exponent -v (atanh t - t) is -atanh t = -acosh(v/x)).
+///
+/// Y_n (for J_-n, where `want_y`) in the region: Debye's Y at n'' = n - M and n'' + 1, M =
+/// ceil(n - x + SHIFT x^(1/3)), just before the region on its oscillatory side (n'' exact:
+/// n's spacing or finer), then the upward recurrence Y_k+1 = 2k/x Y_k - Y_k-1 (stable for
+/// Y) M - 1 steps to n, in two floats. Those lanes evaluate Debye's expansions three times
+/// (a loop around one copy of their code). Returns (J_n, Y_n Y_SCALE, ok).
+fn debye_or_shifted(f: &mut F, n: &Value, x: &Value, want_y: &Value) -> (Value, Value, Value) {
     let zero = f.c(0.0);
     let one = f.c(1.0);
     let reaches = debye_reaches(f, n, x);
@@ -763,14 +764,69 @@ fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value, Va
     let within = f.cmp(CmpF::Olt, &steps, &cap);
     let steps = f.sel(&within, &steps, &zero);
     let (n2, e) = f.two_sum(n, &steps);
-    let (j2, y, ok) = debye_jy(f, &n2, x);
+    let y_trans = f.and(want_y, &trans);
+    let minus_shift = f.c(-SHIFT);
+    let below = f.fma(&minus_shift, &cbrt, x);
+    let back = f.sub(&below, n);
+    let back = f.floor(&back);
+    let back = f.neg(&back);
+    let two = f.c(2.0);
+    let back = f.b.arith(Arith::MaximumF, &back, &two);
+    let back = f.sel(&y_trans, &back, &zero);
+    let within_y = f.cmp(CmpF::Olt, &back, &cap);
+    let back = f.sel(&within_y, &back, &zero);
+    let n3 = f.sub(n, &back);
+    let n3_next = f.add(&n3, &one);
+    // Debye's expansions at n2 (J), and where Y is wanted in the region at n3 and n3 + 1.
+    let three = f.c(3.0);
+    let evaluations = f.sel(&y_trans, &three, &one);
+    let yes = f.b.constant_int(1, ScalarType::I1);
+    let ty = f.ty;
+    let (n2_in, n3_in, n3_next_in, x_in) = (n2.clone(), n3.clone(), n3_next.clone(), x.clone());
+    let evaluated = f.b.scf_while(
+        &[zero.clone(), zero.clone(), zero.clone(), zero.clone(), zero.clone(), yes],
+        |c, v| {
+            let mut g = g!(c, ty);
+            g.cmp(CmpF::Olt, &v[0], &evaluations)
+        },
+        |l, v| {
+            let mut g = g!(l, ty);
+            let (zero, one) = (g.c(0.0), g.c(1.0));
+            let first = g.cmp(CmpF::Oeq, &v[0], &zero);
+            let second = g.cmp(CmpF::Oeq, &v[0], &one);
+            let later = g.sel(&second, &n3_in, &n3_next_in);
+            let order = g.sel(&first, &n2_in, &later);
+            let (j, y, ok) = debye_jy(&mut g, &order, &x_in);
+            let not_first = g.not(&first);
+            let not_second = g.not(&second);
+            let third = g.and(&not_first, &not_second);
+            let j = g.sel(&first, &j, &v[1]);
+            let y_n = g.sel(&first, &y, &v[2]);
+            let y_a = g.sel(&second, &y, &v[3]);
+            let y_b = g.sel(&third, &y, &v[4]);
+            let ok = g.and(&ok, &v[5]);
+            let i = g.add(&v[0], &one);
+            vec![i, j, y_n, y_a, y_b, ok]
+        },
+    );
+    let (j2, y, ok) = (evaluated[1].clone(), evaluated[2].clone(), evaluated[5].clone());
+    let minus_one = f.c(-1.0);
+    let up_steps = f.add(&back, &minus_one);
+    let up_steps = f.sel(&y_trans, &up_steps, &zero);
+    let (y_hi, y_lo, _, _, y_count) = recur_down(f, n, (true, true), &up_steps, x, (&evaluated[4], &zero), (&evaluated[3], &zero));
+    let y_up = f.add(&y_hi, &y_lo);
+    let scale = f.k(SCALE);
+    let k = f.mul(&y_count, &scale);
+    let y_up = f.ldexp(&y_up, &k);
+    let y = f.sel(&y_trans, &y_up, &y);
+    let ok = f.and(&ok, &within_y);
     let q = f.div(&n2, x);
     let l = acosh_of(f, &q);
     let minus_e = f.neg(&e);
     let fix = f.fma(&minus_e, &l, &one);
     let fix = f.sel(&trans, &fix, &one);
     let (r, r_lo, _, cf_ok) = cf1(f, &n2, x, &trans);
-    let (u_hi, u_lo, _, _, count) = recur_down(f, n, true, &steps, x, (&one, &zero), (&r, &r_lo));
+    let (u_hi, u_lo, _, _, count) = recur_down(f, n, (true, false), &steps, x, (&one, &zero), (&r, &r_lo));
     let u = f.add(&u_hi, &u_lo);
     let scale = f.k(SCALE);
     let k = f.mul(&count, &scale);
@@ -781,7 +837,7 @@ fn debye_or_shifted(f: &mut F, n: &Value, x: &Value) -> (Value, Value, Value, Va
     let cf_ok = f.or(&cf_ok, &not_trans);
     let ok = f.and(&ok, &cf_ok);
     let ok = f.and(&ok, &within);
-    (j, y, trans, ok)
+    (j, y, ok)
 }
 
 /// `jy` outside Hankel's region where J_n does not underflow: below TINY_X the series'
@@ -836,7 +892,7 @@ fn jy_regular(f: &mut F, mu: &Value, nl: &Value, n_r: &Value, x_r: &Value, want_
     let regular = f.b.constant_int(1, ScalarType::I1);
     let (r, r_lo, sign, cf_ok) = cf1(f, n_r, &x_r, &regular);
     // Downward from u_n = 1, u_n+1 = r to u_mu, u_mu+1, in range by powers of two.
-    let (u_hi, u_lo, u1_hi, u1_lo, count) = recur_down(f, &mu, false, &nl, &x_r, (&one, &zero), (&r, &r_lo));
+    let (u_hi, u_lo, u1_hi, u1_lo, count) = recur_down(f, &mu, (false, false), &nl, &x_r, (&one, &zero), (&r, &r_lo));
     let u = f.add(&u_hi, &u_lo);
     let u1 = f.add(&u1_hi, &u1_lo);
     // u' = mu/x u - u_mu+1; both divided by m = max(|u|, |u'|).
@@ -960,11 +1016,12 @@ fn jy_regular(f: &mut F, mu: &Value, nl: &Value, n_r: &Value, x_r: &Value, want_
 /// two floats (each step's rounding would otherwise add up where the values grow:
 /// jv(22, 2.57), 22 steps, was 14 ULP off), kept below 2^SCALE by `count` factors
 /// 2^-SCALE. `split_order`: the orders o + j in two floats (o is not small; else o + j is
-/// exact, o = mu).
+/// exact, o = mu). `upward`: the orders o - j instead, the same steps then being Y's
+/// upward recurrence u_k+1 = 2k/x u_k - u_k-1 from u_o-s = b, u_o-s+1 = a to u_o (first).
 fn recur_down(
     f: &mut F,
     origin: &Value,
-    split_order: bool,
+    (split_order, upward): (bool, bool),
     steps: &Value,
     x: &Value,
     a: (&Value, &Value),
@@ -986,7 +1043,8 @@ fn recur_down(
             let one = g.c(1.0);
             // c = 2 nu / x as c_hi + c_lo, nu = o + j.
             let (c_hi, c_lo) = if split_order {
-                let (nu, nu_lo) = g.two_sum(&o_in, j);
+                let j = if upward { g.neg(j) } else { j.clone() };
+                let (nu, nu_lo) = g.two_sum(&o_in, &j);
                 twice_over(&mut g, &nu, Some(&nu_lo), &x_in)
             } else {
                 let nu = g.add(&o_in, j);
