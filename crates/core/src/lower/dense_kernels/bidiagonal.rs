@@ -22,7 +22,7 @@
 //! are then ranked, descending: they come in pairs, so the even ranks' are the c values,
 //! put in E_ROW.
 
-use super::real_schur::power_scale;
+use super::real_schur::{power_scale, scaled_back};
 use super::{add_multiple, reflect_rows, reflector, region_parts, tridiagonal_eigenvalues, Flat};
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, CmpF, CmpI, MathUnary, ScalarType, Value};
@@ -103,16 +103,7 @@ fn body(k: &mut Block, src: &Flat, (c, width): (&Value, &Value), element: Scalar
     let two_c = k.arith(Arith::AddI, c, c);
     let solved = tridiagonal_eigenvalues(k, filled, width, &two_c, (&d_row, &e_row), element);
     let sorted = sorted_sizes(k, &t.with(&solved), (&d_row, &e_row), &two_c);
-    let r = k
-        .scf_for(&zero, c, &one, &[sorted], |g, j, d| {
-            let cur = t.with(&d[0]);
-            let x = cur.get(g, &e_row, j);
-            let x = g.arith(Arith::MulF, &x, &back[0]);
-            let x = g.arith(Arith::MulF, &x, &back[1]);
-            Ok::<_, String>(vec![cur.set(g, &x, &e_row, j)])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    r[0].clone()
+    scaled_back(k, sorted, c, &back, |g, d, j| t.with(d).get(g, &e_row, j), |g, d, x, j| t.with(d).set(g, x, &e_row, j))
 }
 
 /// The Golub-Kahan tridiagonal's diagonal and off-diagonal into the rows `d_row` and

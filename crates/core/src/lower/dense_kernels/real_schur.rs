@@ -685,6 +685,25 @@ impl Schur {
     }
 }
 
+/// `data` with the elements `get`/`set` reach at i in [0, count) times back[0] then
+/// back[1]: undoes `power_scale`'s scaling of results (eigenvalues, singular values).
+pub(super) fn scaled_back<G, S>(g: &mut Block, data: Value, count: &Value, back: &[Value; 2], get: G, set: S) -> Value
+where
+    G: Fn(&mut Block, &Value, &Value) -> Value,
+    S: Fn(&mut Block, &Value, &Value, &Value) -> Value,
+{
+    let (zero, one) = (g.constant_index(0), g.constant_index(1));
+    let r = g
+        .scf_for(&zero, count, &one, &[data], |h, i, d| {
+            let x = get(h, &d[0], i);
+            let x = h.arith(Arith::MulF, &x, &back[0]);
+            let x = h.arith(Arith::MulF, &x, &back[1]);
+            Ok::<_, String>(vec![set(h, &d[0], &x, i)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    r[0].clone()
+}
+
 /// The elements [from, to) of `data` scaled by 2^-e, e the exponent of their largest
 /// size (none where that is 0); returns the factors that scale them back, 2^e then 2^-p. A subnormal largest size
 /// is first made normal by 2^p (p = the mantissa's bits + 2): 2^-e alone would overflow.

@@ -16,7 +16,7 @@
 //! dsterf's route).
 
 use super::{add_multiple, add_multiples, copied_from, minus_dot, reflector, region, region_parts, rotate, transpose_in_place, Flat};
-use super::real_schur::{power_scale, scaled_by_power};
+use super::real_schur::{power_scale, scaled_back, scaled_by_power};
 use crate::lower::qr::lapy2;
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, CmpF, CmpI, IndexArg, MathUnary, ScalarType, TensorType, Value};
@@ -114,17 +114,7 @@ impl Kernel {
 
     /// The data with T's diagonal times back[0] then back[1].
     fn scaled_back(&self, g: &mut Block, data: Value, back: &[Value; 2]) -> Value {
-        let (zero, one) = (g.constant_index(0), g.constant_index(1));
-        let r = g
-            .scf_for(&zero, &self.n, &one, &[data], |h, i, d| {
-                let cur = self.matrix(&d[0]);
-                let x = self.d(h, &cur, i);
-                let x = h.arith(Arith::MulF, &x, &back[0]);
-                let x = h.arith(Arith::MulF, &x, &back[1]);
-                Ok::<_, String>(vec![self.set_d(h, &cur, &x, i)])
-            })
-            .unwrap_or_else(|e| unreachable!("{e}"));
-        r[0].clone()
+        scaled_back(g, data, &self.n, back, |h, d, i| self.d(h, &self.matrix(d), i), |h, d, x, i| self.set_d(h, &self.matrix(d), x, i))
     }
 
     /// T's diagonal element i.
