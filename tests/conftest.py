@@ -21,10 +21,10 @@ import pytensor_mlir
 MLIR = pytensor_mlir.MLIR
 # PyTensor's C backend (cvm linker, fast_run rewrites): the reference for every result.
 C = get_mode("CVM")
-# PyTensor 3's default mode is Numba's, and the C backend compiles with it what it runs in
-# Python: OpFromGraph's inner graphs (Pad, Kron, ...) and constants folded by rewrites. On a
-# fresh machine Numba compiled each such inner graph for minutes (test_pad: 380 of its 490
-# s), in every run of CI; the C backend is the reference there too.
+# PyTensor 3's default mode is Numba's, and the C backend compiles in it the inner graphs it
+# runs as functions: OpFromGraph's (Pad, solve_sylvester, solve_discrete_are, ...) and the
+# Scans inside them. On an empty compile cache (every fresh CI machine) Numba took minutes a
+# graph (test_pad: 380 of its 494 s); with this the reference is the C backend all through.
 pytensor.config.mode = "CVM"
 
 

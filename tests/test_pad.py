@@ -6,10 +6,10 @@ Python linker fails on its graph, a Scratchpad without ufunc).
 
 PyTensor's own graph (what the C backend runs) differs from numpy.pad in three places, where
 we follow numpy: reflect on an axis of length 1 (numpy repeats the element; C returns the
-input unpadded, or raises ZeroDivisionError for a zero width), a negative width (numpy raises ValueError; C crops) and an empty axis
-(numpy raises ValueError for a nonzero width; C returns an empty result, or raises
-ZeroDivisionError for a zero width). There the reference is
-numpy (for gradients: the adjoint of numpy's index map, `np.add.at`)."""
+input unpadded, or raises ZeroDivisionError for a zero width), a negative width (numpy
+raises ValueError; C crops) and an empty axis (numpy raises ValueError for a nonzero width;
+C returns an empty result, or raises ZeroDivisionError for a zero width). There the
+reference is numpy (for gradients: the adjoint of numpy's index map, `np.add.at`)."""
 
 import numpy as np
 import pytensor
