@@ -96,7 +96,7 @@ def name_of(c):
 # Ops lowered for some of their forms only: what the table adds to their `yes` (the rest is
 # refused at compile time, by name).
 PARTIAL = {
-    "QR": "no pivoting",
+    "QR": "pivoting on the CPU",
     "Schur": "real form; CPU",
     "QZ": "real form, no eigenvalue outputs; CPU",
     "TRSYL": "CPU",

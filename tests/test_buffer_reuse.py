@@ -53,6 +53,7 @@ CASES = [
     ("eigh batched", [T], list(pt.linalg.eigh(T)), [lambda n: sym(n, (2,))], False),
     ("qr", [M], list(qr(M)), [lambda n: square(n)[:, : n - 2]], False),
     ("qr batched", [T], list(qr(T)), [lambda n: square(n, (2,))], False),
+    ("qr pivoted", [M], list(qr(M, mode="economic", pivoting=True)), [lambda n: square(n)[: n - 3]], True),
     ("cholesky", [M], [pt.linalg.cholesky(M)], [spd], True),
     ("cholesky batched", [T], [pt.linalg.cholesky(T)], [lambda n: spd(n, (3,))], True),
     ("solve batched", [T, T2], [pt.linalg.solve(T, T2)], [lambda n: square(n, (3,)), lambda n: square(n + 1, (3,))[:, :n, :2]], True),

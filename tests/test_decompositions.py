@@ -10,6 +10,7 @@ import numpy as np
 import pytensor
 import pytensor.tensor as pt
 import pytest
+import scipy.linalg
 from pytensor.tensor.linalg import lu, qr
 from scipy.linalg import hilbert
 
@@ -220,10 +221,98 @@ def test_qr_float32_and_integer_input():
     compare(f, ref, rng.integers(-4, 4, size=(4, 3)), 1e-12, 1e-14, "int64")
 
 
-def test_qr_pivoting_is_refused_by_name():
-    a = pt.dmatrix("a")
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        pytensor.function([a], qr(a, pivoting=True), mode=MLIR)
+@functools.cache
+def pivoted_qr_functions(dtype="float64"):
+    """(MLIR, C) functions of every QR mode with pivoting=True (geqp3) of one matrix."""
+    a = pt.matrix("a", dtype=dtype)
+    outs = []
+    for mode in QR_MODES:
+        outs.extend(qr(a, mode=mode, pivoting=True))
+    return compile_both([a], outs)
+
+
+def test_pivoted_qr_every_mode_like_lapack():
+    """QR with column pivoting (geqp3) in every mode, P's indices int32 and equal to
+    LAPACK's: square, wide, tall, a column, a row, columns of very different norms (the
+    pivots then far from the identity), a zero column, huge and tiny scales, a 140 x 140
+    matrix (LAPACK's blocked dlaqps: the same pivots, its norms downdated in another
+    order), float32."""
+    f, ref = pivoted_qr_functions()
+    rng = np.random.default_rng(12)
+    zero_column = rng.normal(size=(5, 4))
+    zero_column[:, 0] = 0.0
+    values = {
+        "random 1x1": rng.normal(size=(1, 1)),
+        "random 5x5": rng.normal(size=(5, 5)),
+        "wide 3x6": rng.normal(size=(3, 6)),
+        "tall 7x4": rng.normal(size=(7, 4)),
+        "column 5x1": rng.normal(size=(5, 1)),
+        "row 1x5": rng.normal(size=(1, 5)),
+        "scaled columns": rng.normal(size=(6, 6)) * np.logspace(-3, 3, 6),
+        "zero column": zero_column,
+        "huge": 1e200 * rng.normal(size=(4, 3)),
+        "tiny": 1e-200 * rng.normal(size=(3, 4)),
+        "140x140": rng.normal(size=(140, 140)),
+    }
+    for what, v in values.items():
+        got = f(v)
+        for p in (got[2], got[5], got[7], got[11]):
+            assert p.dtype == np.int32, what
+        compare(f, ref, v, 1e-11, 1e-13 * np.abs(v).max(), what)
+    g, g_ref = pivoted_qr_functions("float32")
+    for v in [rng.normal(size=(5, 3)), rng.normal(size=(3, 5)), rng.normal(size=(6, 6)) * np.logspace(-2, 2, 6)]:
+        compare(g, g_ref, v.astype("float32"), 1e-4, 1e-5 * np.abs(v).max(), repr(v.shape))
+
+
+def test_pivoted_qr_rank_deficient():
+    """Rank-deficient matrices, where pivoting is for: |R|'s diagonal non-increasing, zero
+    (to rounding) past the rank, A P = Q R, Q orthonormal; R's first `rank` rows, Q's
+    first `rank` columns and the first `rank` pivots LAPACK's (past the rank the remaining
+    norms are rounding noise, whose order any two summations may give otherwise). The
+    norms' downdating loses everything there, so they are computed again (dlaqp2)."""
+    f, ref = pivoted_qr_functions()
+    rng = np.random.default_rng(13)
+    for m, n, rank in [(8, 6, 3), (5, 9, 2), (7, 7, 4)]:
+        v = (rng.normal(size=(m, rank)) * [1e3, 1.0, 1e-3, 1e-1][:rank]) @ rng.normal(size=(rank, n))
+        (q, r, p), (q_want, r_want, p_want) = f(v)[:3], ref(v)[:3]
+        np.testing.assert_array_equal(p[:rank], p_want[:rank])
+        assert sorted(p) == list(range(n))
+        # R's first rows against a's columns in their own order (past the rank, P's
+        # order is the noise's).
+        np.testing.assert_allclose(r[:rank, np.argsort(p)], r_want[:rank, np.argsort(p_want)], rtol=1e-9, atol=1e-12 * np.abs(v).max())
+        # The scales (1e3 .. 1e-3) make the last of those columns ill-conditioned: 2.5e-11
+        # apart, measured.
+        np.testing.assert_allclose(q[:, :rank], q_want[:, :rank], rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(q @ r, v[:, p], atol=1e-12 * np.abs(v).max())
+        np.testing.assert_allclose(q.T @ q, np.eye(m), atol=1e-12)
+        diagonal = np.abs(np.diag(r))
+        assert np.all(diagonal[:-1] >= diagonal[1:] * (1 - 1e-12)), diagonal
+        assert np.abs(r[rank:]).max() < 1e-12 * np.abs(v).max()
+
+
+def test_pivoted_qr_empty_and_nan():
+    """An empty matrix: Q, R and P of scipy.linalg.qr's shapes and values (the C backend's
+    geqp3 call raises on 0 rows: its workspace query answers 0, below geqp3's minimum n).
+    A NaN column: P, R and Q where LAPACK puts them (idamax never prefers a NaN norm to a
+    number before it)."""
+    f, ref = pivoted_qr_functions()
+    for shape in [(0, 3), (3, 0), (0, 0)]:
+        got = f(np.zeros(shape))
+        q, r, p = scipy.linalg.qr(np.zeros(shape), pivoting=True)
+        assert [x.shape for x in got[:3]] == [q.shape, r.shape, p.shape], shape
+        np.testing.assert_array_equal(got[0], q)
+        np.testing.assert_array_equal(got[2], p)
+    v = np.array([[1.0, 2.0, 0.5], [np.nan, 1.0, 2.0], [3.0, 0.0, 1.0]])
+    compare(f, ref, v, 1e-12, 1e-14, "nan")
+
+
+def test_pivoted_qr_stacks_through_blockwise():
+    """Blockwise{QR(pivoting=True)}: each matrix's Q, R and P LAPACK's."""
+    a = pt.tensor3("a")
+    f, ref = compile_both([a], [*qr(a, pivoting=True), *qr(a, mode="r", pivoting=True)])
+    rng = np.random.default_rng(14)
+    for shape in [(3, 4, 4), (2, 5, 3), (2, 3, 5), (1, 1, 1)]:
+        compare(f, ref, rng.normal(size=shape) * np.logspace(-2, 2, shape[-1]), 1e-11, 1e-12, repr(shape))
 
 
 def test_batched_through_blockwise():

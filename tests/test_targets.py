@@ -133,3 +133,11 @@ def test_random_draws_compile(target):
         outputs.append(pt.random.poisson(3.5, size=(10,), rng=rng2, return_next_rng=True)[1])
     compiled = pytensor_mlir.compile_only([scale], outputs, target)
     assert compiled.vmfb
+
+
+def test_pivoted_qr_is_refused_for_gpu_targets_by_name():
+    """QR's column pivoting is the CPU's kernel only (a loop of dispatches on GPUs would
+    need its pivot search and swaps as host-loop steps): refused at compile time."""
+    a = pt.matrix("a", dtype="float32")
+    with pytest.raises(NotImplementedError, match="pivoting=True.*CPU only"):
+        pytensor_mlir.compile_only([a], pt.linalg.qr(a, pivoting=True), "vulkan")

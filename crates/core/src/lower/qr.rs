@@ -18,13 +18,14 @@ use super::linalg::{define, identity, map, operand, transposed, working_type, ze
 use super::shapes::DimExpr;
 use super::{dense_kernels, scalar, Context};
 use crate::ir::{Node, QrMode};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// `QR(mode, pivoting)`: Q and R, R alone, or geqrf's raw (H, tau, R); see the module
-/// comment. `pivoting` (geqp3's column pivoting) is refused.
+/// comment. With `pivoting`, those of a P (geqp3's column pivoting, the CPU's kernel
+/// `dense_kernels::qr_pivoted_reflectors`) and P's column indices as the last output.
 pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: bool) -> Result<(), String> {
-    if pivoting {
-        return Err("QR with pivoting=True (geqp3's column pivoting) is not lowered".into());
+    if pivoting && !scalar::has_sequential_kernels() {
+        return Err("QR with pivoting=True (geqp3's column pivoting) is lowered for the CPU only".into());
     }
     let x_var = node.inputs[0];
     if cx.graph.ty(x_var).ndim() != 2 {
@@ -38,7 +39,16 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: 
     let d = cx.dims(x_var);
     let dk = cx.derived(DimExpr::Min(vec![d[0], d[1]]));
     let zero = IndexArg::Const(0);
-    let w = reflectors(cx, b, &a, element)?;
+    let w = if pivoting {
+        let at = transposed(b, &a)?;
+        let (wt, bits) = dense_kernels::qr_pivoted_reflectors(cx, b, &at, element);
+        let p = column_indices(b, &bits, &n, element)?;
+        let last = *node.outputs.last().ok_or("QR without outputs")?;
+        define(cx, b, last, &p, vec![d[1]]);
+        transposed(b, &wt)?
+    } else {
+        reflectors(cx, b, &a, element)?
+    };
     let (r_rows, r_dim) = match mode {
         QrMode::Economic | QrMode::Raw => (k.clone(), dk),
         QrMode::Full | QrMode::R => (m.clone(), d[0]),
@@ -83,6 +93,18 @@ pub(super) fn reflectors(cx: &mut Context, b: &mut Block, a: &Value, element: Sc
     let (first, step) = (b.constant_index(0), b.constant_index(1));
     Ok(b.scf_for(&first, &k, &step, std::slice::from_ref(&w), |body, j, args| {
         Ok::<_, String>(vec![reflect(body, &args[0], j, &m, &n)?])
+    })?[0]
+        .clone())
+}
+
+/// P's column indices (int32, as PyTensor's QR gives geqp3's jpvt) from their bits in the
+/// pivoted kernel's floats (`dense_kernels::index_bits_type`).
+fn column_indices(b: &mut Block, bits: &Value, n: &Value, element: ScalarType) -> Result<Value, String> {
+    let init = b.tensor_empty(TensorType::new(vec![None], ScalarType::I32), std::slice::from_ref(n));
+    let int = dense_kernels::index_bits_type(element);
+    Ok(b.linalg_generic(std::slice::from_ref(bits), &[init], &[AffineMap::identity(1), AffineMap::identity(1)], &[IteratorType::Parallel], |g, args| {
+        let index = g.cast(Cast::Bitcast, &args[0], int);
+        Ok::<_, String>(vec![if int == ScalarType::I32 { index } else { g.cast(Cast::TruncI, &index, ScalarType::I32) }])
     })?[0]
         .clone())
 }
@@ -339,21 +361,9 @@ fn extent(b: &mut Block, block: &Value, v: &Value, i: &Value, from: &Value, end:
 /// overflow (NaN in v and R): lift is then 2^LIFT and scale 1 / ((alpha - beta) 2^LIFT),
 /// else lift 1 (dlarfg rescales by 1 / safmin instead).
 pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) -> [Value; 4] {
-    let (alpha, big, plain, scaled) = (&args[0], &args[1], &args[2], &args[3]);
-    // The plain sum is safe for |x_r| in [2^-e, 2^e], e a quarter of the exponent range.
-    let safe = if element == ScalarType::F32 { 2f64.powi(30) } else { 2f64.powi(250) };
+    let alpha = &args[0];
     let (zero, one) = (g.constant_f64(0.0, element), g.constant_f64(1.0, element));
-    let (high, low) = (g.constant_f64(safe, element), g.constant_f64(1.0 / safe, element));
-    let (below_high, above_low) = (g.cmpf(CmpF::Olt, big, &high), g.cmpf(CmpF::Ogt, big, &low));
-    let in_range = g.arith(Arith::AndI, &below_high, &above_low);
-    let plain_norm = g.math(MathUnary::Sqrt, plain);
-    let root = g.math(MathUnary::Sqrt, scaled);
-    let scaled_norm = g.arith(Arith::MulF, big, &root);
-    let x_norm = g.select(&in_range, &plain_norm, &scaled_norm);
-    // An infinite x_r (and no NaN) gives |x| = inf, as dnrm2 does.
-    let inf = g.constant_f64(f64::INFINITY, element);
-    let infinite = g.cmpf(CmpF::Oeq, big, &inf);
-    let x_norm = g.select(&infinite, &inf, &x_norm);
+    let x_norm = norm_of_parts(g, &args[1..4], element);
     let alpha_size = g.math(MathUnary::AbsF, alpha);
     let norm = lapy2(g, &alpha_size, &x_norm, element);
     let signed = g.copysign(&norm, alpha);
@@ -370,6 +380,25 @@ pub(super) fn householder(g: &mut Block, args: &[Value], element: ScalarType) ->
     let scale = g.arith(Arith::DivF, &one, &lifted);
     let trivial = g.cmpf(CmpF::Oeq, &x_norm, &zero);
     [g.select(&trivial, alpha, &beta), g.select(&trivial, &zero, &tau), g.select(&trivial, &one, &scale), g.select(&trivial, &one, &lift)]
+}
+
+/// |x| from the parts of x (`big` = max |x_r|, `plain` = sum x_r^2, `scaled` = sum
+/// (x_r / big)^2): the plain sum's root where no square can overflow or underflow, else
+/// big times the scaled sum's; inf where an x_r is (and none is NaN), as dnrm2 gives.
+pub(super) fn norm_of_parts(g: &mut Block, parts: &[Value], element: ScalarType) -> Value {
+    let (big, plain, scaled) = (&parts[0], &parts[1], &parts[2]);
+    // The plain sum is safe for |x_r| in [2^-e, 2^e], e a quarter of the exponent range.
+    let safe = if element == ScalarType::F32 { 2f64.powi(30) } else { 2f64.powi(250) };
+    let (high, low) = (g.constant_f64(safe, element), g.constant_f64(1.0 / safe, element));
+    let (below_high, above_low) = (g.cmpf(CmpF::Olt, big, &high), g.cmpf(CmpF::Ogt, big, &low));
+    let in_range = g.arith(Arith::AndI, &below_high, &above_low);
+    let plain_norm = g.math(MathUnary::Sqrt, plain);
+    let root = g.math(MathUnary::Sqrt, scaled);
+    let scaled_norm = g.arith(Arith::MulF, big, &root);
+    let x_norm = g.select(&in_range, &plain_norm, &scaled_norm);
+    let inf = g.constant_f64(f64::INFINITY, element);
+    let infinite = g.cmpf(CmpF::Oeq, big, &inf);
+    g.select(&infinite, &inf, &x_norm)
 }
 
 /// dlapy2: sqrt(x^2 + y^2) of sizes x, y >= 0 without overflow or underflow on the way,

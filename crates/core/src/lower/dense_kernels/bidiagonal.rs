@@ -94,7 +94,7 @@ fn body(k: &mut Block, src: &Flat, (c, width): (&Value, &Value), element: Scalar
             let (stored, beta, tau) = reflector(g, &t, j, j, (&next, &r), element);
             let stored = t.with(&stored).set(g, &beta, j, j);
             let v = |h: &mut Block, w: &Flat, i: &Value| w.get(h, j, i);
-            let data = reflect_rows(g, &t.with(&stored), &v, &tau, j, c, element);
+            let data = reflect_rows(g, &t.with(&stored), &v, &tau, j, c, &t.cols, element);
             Ok::<_, String>(vec![right(g, &t.with(&data), j, (c, &r), (&w_row, &u_row), element)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));

@@ -26,12 +26,14 @@
 
 mod bidiagonal;
 mod block_order;
+mod pivoted_qr;
 mod quasi_sylvester;
 mod real_qz;
 mod real_schur;
 mod symmetric_eigen;
 
 pub(super) use bidiagonal::{bidiagonal_singular_values, E_ROW as BIDIAGONAL_VALUES_ROW, EXTRA_ROWS as BIDIAGONAL_EXTRA_ROWS};
+pub(super) use pivoted_qr::{index_bits_type, qr_pivoted_reflectors};
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
 pub(super) use real_qz::{real_qz, QzSort};
 pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};
@@ -762,7 +764,7 @@ fn qr_reflectors_of(k: &mut Block, a: &Flat, n: &Value, element: ScalarType, beg
             let t = w.set(g, &beta, j, j);
             let t = Flat::result(&t, &m).set(g, &tau, &n, j);
             let v = |h: &mut Block, w: &Flat, r: &Value| w.get(h, j, r);
-            Ok(vec![reflect_rows(g, &Flat::result(&t, &m), &v, &tau, j, &n, element)])
+            Ok(vec![reflect_rows(g, &Flat::result(&t, &m), &v, &tau, j, &n, &m, element)])
         })
         .unwrap_or_else(|e: String| unreachable!("{e}"));
     r[0].clone()
@@ -773,6 +775,26 @@ fn qr_reflectors_of(k: &mut Block, a: &Flat, n: &Value, element: ScalarType, beg
 /// `qr::householder` on the parts of |x| (products rounded, then summed). Returns the
 /// data with x replaced by v (x times dlarfg's scale), beta and tau.
 fn reflector(g: &mut Block, t: &Flat, row: &Value, head: &Value, (from, to): (&Value, &Value), element: ScalarType) -> (Value, Value, Value) {
+    let one = g.constant_index(1);
+    let [big, plain, scaled] = norm_parts(g, t, row, (from, to), element);
+    let alpha = t.get(g, row, head);
+    let [beta, tau, scale, lift] = super::qr::householder(g, &[alpha, big, plain, scaled], element);
+    let stored = g
+        .scf_for(from, to, &one, &[t.data.clone()], |h, r, d| {
+            let w = t.with(&d[0]);
+            let x = w.get(h, row, r);
+            let x = h.arith(Arith::MulF, &x, &lift);
+            let v = h.arith(Arith::MulF, &x, &scale);
+            Ok::<_, String>(vec![w.set(h, &v, row, r)])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"));
+    (stored[0].clone(), beta, tau)
+}
+
+/// The parts of |x|, x the elements of row `row` of `t` in columns [from, to), as
+/// `qr::norm_of_parts` takes them: [max |x_r|, sum x_r^2 (products rounded, then
+/// summed), sum (x_r / max)^2].
+fn norm_parts(g: &mut Block, t: &Flat, row: &Value, (from, to): (&Value, &Value), element: ScalarType) -> [Value; 3] {
     let one = g.constant_index(1);
     let zero_f = g.constant_f64(0.0, element);
     let parts = g
@@ -794,18 +816,7 @@ fn reflector(g: &mut Block, t: &Flat, row: &Value, head: &Value, (from, to): (&V
             Ok::<_, String>(vec![h.arith(Arith::AddF, &acc[0], &square)])
         })
         .unwrap_or_else(|e| unreachable!("{e}"));
-    let alpha = t.get(g, row, head);
-    let [beta, tau, scale, lift] = super::qr::householder(g, &[alpha, big, parts[1].clone(), scaled[0].clone()], element);
-    let stored = g
-        .scf_for(from, to, &one, &[t.data.clone()], |h, r, d| {
-            let w = t.with(&d[0]);
-            let x = w.get(h, row, r);
-            let x = h.arith(Arith::MulF, &x, &lift);
-            let v = h.arith(Arith::MulF, &x, &scale);
-            Ok::<_, String>(vec![w.set(h, &v, row, r)])
-        })
-        .unwrap_or_else(|e| unreachable!("{e}"));
-    (stored[0].clone(), beta, tau)
+    [big, parts[1].clone(), scaled[0].clone()]
 }
 
 /// Q^T's first `columns` rows (Q's columns) from w^T (`qr_reflectors`' result), as qr.rs
@@ -850,7 +861,7 @@ fn qr_accumulate_of(g: &mut Block, w: &Flat, sizes: &[Value], element: ScalarTyp
             let tau = w.get(h, &n, &i);
             let (wi, ii) = (w.clone(), i.clone());
             let v = move |e: &mut Block, _: &Flat, r: &Value| wi.get(e, &ii, r);
-            let q = reflect_rows(h, &Flat::result(&t[0], &m), &v, &tau, &i, &columns, element);
+            let q = reflect_rows(h, &Flat::result(&t[0], &m), &v, &tau, &i, &columns, &m, element);
             // Row i: 1 - tau at i, -tau v_r past it, zeros before.
             h.scf_for(&zero, &m, &one, &[q], |e, r, q| {
                 let v_r = w.get(e, &i, r);
@@ -872,14 +883,17 @@ fn qr_accumulate_of(g: &mut Block, w: &Flat, sizes: &[Value], element: ScalarTyp
 /// `apply_reflector`, transposed): w = t_col,i + sum_r v_r t_col,r, then t_col,i - tau w and
 /// t_col,r - v_r (tau w); only up to the last r with v_r != 0 and the last row with an
 /// element != 0 there (iladlr, iladlc: beyond them LAPACK leaves the values as they are);
-/// nothing where tau = 0. `v(data, r)` reads v_r (r > i; see `add_multiple`).
-fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, tau: &Value, i: &Value, end: &Value, element: ScalarType) -> Value {
+/// nothing where tau = 0. `v(data, r)` reads v_r (r > i; see `add_multiple`). The rows
+/// hold `len` elements of the vectors reflected (their first `len` columns; the others are
+/// not touched).
+#[allow(clippy::too_many_arguments)]
+fn reflect_rows(g: &mut Block, t: &Flat, v: &dyn Fn(&mut Block, &Flat, &Value) -> Value, tau: &Value, i: &Value, end: &Value, len: &Value, element: ScalarType) -> Value {
     let m = t.cols.clone();
     let (one, zero_f) = (g.constant_index(1), g.constant_f64(0.0, element));
     let next = g.arith(Arith::AddI, i, &one);
     // Both extents scanned from the end, stopping at the first nonzero as iladlr and
     // iladlc do (a forward scan of every column made QR's R at n = 200 4x LAPACK's time).
-    let last = g.arith(Arith::SubI, &m, &one);
+    let last = g.arith(Arith::SubI, len, &one);
     let last_row = last_where(g, &last, i, &|h, r| {
         let v_r = v(h, t, r);
         h.cmpf(CmpF::Une, &v_r, &zero_f)
