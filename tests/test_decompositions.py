@@ -307,12 +307,23 @@ def test_pivoted_qr_empty_and_nan():
 
 
 def test_pivoted_qr_stacks_through_blockwise():
-    """Blockwise{QR(pivoting=True)}: each matrix's Q, R and P LAPACK's."""
-    a = pt.tensor3("a")
-    f, ref = compile_both([a], [*qr(a, pivoting=True), *qr(a, mode="r", pivoting=True)])
+    """Blockwise{QR(pivoting=True)} over two batch dims: one dispatch a kernel, one
+    workgroup a matrix, no loop of the host program; each matrix's Q, R and P LAPACK's;
+    empty batches and matrices."""
+    a = pt.dtensor4("a")
+    f, ref = compile_both([a], [*qr(a, pivoting=True), *qr(a, mode="economic", pivoting=True), *qr(a, mode="r", pivoting=True)])
+    assert "util.optimization_barrier" not in f.maker.linker.compiled.mlir
     rng = np.random.default_rng(14)
-    for shape in [(3, 4, 4), (2, 5, 3), (2, 3, 5), (1, 1, 1)]:
+    for shape in [(2, 3, 4, 4), (1, 2, 5, 3), (2, 1, 3, 5), (1, 1, 1, 1)]:
         compare(f, ref, rng.normal(size=shape) * np.logspace(-2, 2, shape[-1]), 1e-11, 1e-12, repr(shape))
+    for shape in [(0, 2, 3, 4), (2, 2, 3, 0)]:
+        m, n = shape[-2:]
+        k = min(m, n)
+        want = [(m, m), (m, n), (n,), (m, k), (k, n), (n,), (m, n), (n,)]
+        got = f(np.zeros(shape))
+        assert [r.shape for r in got] == [shape[:2] + w for w in want]
+        for p in got[2::3][:2] + [got[7]]:
+            np.testing.assert_array_equal(p, np.broadcast_to(np.arange(n, dtype=np.int32), shape[:2] + (n,)))
 
 
 def test_batched_through_blockwise():

@@ -422,12 +422,14 @@ pub fn eigh(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, lower: b
     Ok(Some(()))
 }
 
-/// `Blockwise{QR}` without pivoting, modes full, economic and r: qr.rs's route (the
-/// kernels on each a^T: `qr_reflectors`, then `qr_accumulate` for Q), one workgroup a
-/// matrix. Raw mode keeps the loop, whose checks refuse the H of a matrix that is not
-/// square (the signature says (n, m), geqrf gives (m, n)).
+/// `Blockwise{QR}` in modes full, economic and r, with or without pivoting: qr.rs's route
+/// (the kernels on each a^T: `qr_reflectors` or `qr_pivoted_reflectors`, then
+/// `qr_accumulate` for Q), one workgroup a matrix. Raw mode keeps the loop, whose checks
+/// refuse the H of a matrix that is not square (the signature says (n, m), geqrf gives
+/// (m, n)); so does pivoting where there are no sequential kernels (the core rule then
+/// refuses it by name).
 pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, mode: QrMode, pivoting: bool) -> Result<Option<()>, String> {
-    if pivoting || mode == QrMode::Raw || !applies(cx, node, batch, &[2]) {
+    if (pivoting && !scalar::has_sequential_kernels()) || mode == QrMode::Raw || !applies(cx, node, batch, &[2]) {
         return Ok(None);
     }
     let x_var = node.inputs[0];
@@ -448,9 +450,30 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, batch: usize, mode: QrMo
         Ok::<_, String>(vec![g.tensor_extract(&a3, &[c, i, j])])
     })?[0]
         .clone();
-    let wt = dense_kernels::qr_reflectors_stacked(cx, b, &at, &count, &n, element);
     let n1 = b.constant_index(1);
     let n1 = b.arith(Arith::AddI, &n, &n1);
+    let wt = if pivoting {
+        let (wt, bits) = dense_kernels::qr_pivoted_reflectors_stacked(cx, b, &at, &count, &n, element);
+        // P of each matrix: the first n of its n + 1 rows' bits, as int32, batch dims restored.
+        let bits = b.tensor_expand(&bits, &[vec![0, 1], vec![2]], TensorType::new(vec![None, None, Some(1)], element), &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(n1.clone()), IndexArg::Const(1)]);
+        let init = b.tensor_empty(TensorType::new(vec![None, None], ScalarType::I32), &[count.clone(), n.clone()]);
+        let p = b.linalg_generic(&[], &[init], &[AffineMap::identity(2)], &[IteratorType::Parallel; 2], |g, _| {
+            let (c, j) = (g.linalg_index(0), g.linalg_index(1));
+            let zero = g.constant_index(0);
+            let v = g.tensor_extract(&bits, &[c, j, zero]);
+            Ok::<_, String>(vec![dense_kernels::index_of_bits(g, &v)])
+        })?[0]
+            .clone();
+        let mut shape: Vec<IndexArg> = sizes.iter().cloned().map(IndexArg::Dyn).collect();
+        shape.push(IndexArg::Dyn(n.clone()));
+        let p = b.tensor_expand(&p, &[(0..batch).collect(), vec![batch]], TensorType::new(vec![None; batch + 1], ScalarType::I32), &shape);
+        let d = cx.dims(x_var);
+        let last = *node.outputs.last().ok_or("QR without outputs")?;
+        define(cx, b, last, &p, d[..batch].iter().copied().chain([d[batch + 1]]).collect());
+        wt
+    } else {
+        dense_kernels::qr_reflectors_stacked(cx, b, &at, &count, &n, element)
+    };
     let wt = b.tensor_expand(&wt, &[vec![0, 1], vec![2]], TensorType::new(vec![None; 3], element), &[IndexArg::Dyn(count.clone()), IndexArg::Dyn(n1.clone()), IndexArg::Dyn(m.clone())]);
     let d = cx.dims(x_var);
     let dk = cx.derived(DimExpr::Min(vec![d[batch], d[batch + 1]]));

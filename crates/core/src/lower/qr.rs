@@ -18,7 +18,7 @@ use super::linalg::{define, identity, map, operand, transposed, working_type, ze
 use super::shapes::DimExpr;
 use super::{dense_kernels, scalar, Context};
 use crate::ir::{Node, QrMode};
-use crate::mlir::{AffineExpr, AffineMap, Arith, Block, Cast, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
+use crate::mlir::{AffineExpr, AffineMap, Arith, Block, CmpF, CmpI, IndexArg, IteratorType, MathUnary, ScalarType, TensorType, Value};
 
 /// `QR(mode, pivoting)`: Q and R, R alone, or geqrf's raw (H, tau, R); see the module
 /// comment. With `pivoting`, those of a P (geqp3's column pivoting, the CPU's kernel
@@ -42,7 +42,7 @@ pub fn qr(cx: &mut Context, b: &mut Block, node: &Node, mode: QrMode, pivoting: 
     let w = if pivoting {
         let at = transposed(b, &a)?;
         let (wt, bits) = dense_kernels::qr_pivoted_reflectors(cx, b, &at, element);
-        let p = column_indices(b, &bits, &n, element)?;
+        let p = column_indices(b, &bits, &n)?;
         let last = *node.outputs.last().ok_or("QR without outputs")?;
         define(cx, b, last, &p, vec![d[1]]);
         transposed(b, &wt)?
@@ -98,13 +98,11 @@ pub(super) fn reflectors(cx: &mut Context, b: &mut Block, a: &Value, element: Sc
 }
 
 /// P's column indices (int32, as PyTensor's QR gives geqp3's jpvt) from their bits in the
-/// pivoted kernel's floats (`dense_kernels::index_bits_type`).
-fn column_indices(b: &mut Block, bits: &Value, n: &Value, element: ScalarType) -> Result<Value, String> {
+/// pivoted kernel's floats (`dense_kernels::index_of_bits`).
+fn column_indices(b: &mut Block, bits: &Value, n: &Value) -> Result<Value, String> {
     let init = b.tensor_empty(TensorType::new(vec![None], ScalarType::I32), std::slice::from_ref(n));
-    let int = dense_kernels::index_bits_type(element);
     Ok(b.linalg_generic(std::slice::from_ref(bits), &[init], &[AffineMap::identity(1), AffineMap::identity(1)], &[IteratorType::Parallel], |g, args| {
-        let index = g.cast(Cast::Bitcast, &args[0], int);
-        Ok::<_, String>(vec![if int == ScalarType::I32 { index } else { g.cast(Cast::TruncI, &index, ScalarType::I32) }])
+        Ok::<_, String>(vec![dense_kernels::index_of_bits(g, &args[0])])
     })?[0]
         .clone())
 }

@@ -33,7 +33,7 @@ mod real_schur;
 mod symmetric_eigen;
 
 pub(super) use bidiagonal::{bidiagonal_singular_values, E_ROW as BIDIAGONAL_VALUES_ROW, EXTRA_ROWS as BIDIAGONAL_EXTRA_ROWS};
-pub(super) use pivoted_qr::{index_bits_type, qr_pivoted_reflectors};
+pub(super) use pivoted_qr::{index_of_bits, qr_pivoted_reflectors, qr_pivoted_reflectors_stacked};
 pub(super) use quasi_sylvester::quasi_triangular_sylvester;
 pub(super) use real_qz::{real_qz, QzSort};
 pub(super) use real_schur::{real_schur, real_schurs, Sort as SchurSort};

@@ -15,12 +15,12 @@
 //! another order: pivots agree up to rounding, so only where two columns' remaining norms
 //! tie to rounding may they choose differently.
 
-use super::{norm_parts, reflect_rows, reflector, region, Flat};
+use super::{norm_parts, reflect_rows, reflector, region, region_parts, Flat};
 use crate::lower::Context;
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, IndexArg, MathUnary, ScalarType, Value};
 
 /// geqp3's w^T ((n + 1) x m, as `qr_reflectors` gives it, of a P) and P's column indices
-/// (n, the element type's bits of an integer of its width: see `column_indices`) from a^T
+/// (n, an integer's bits in the element type's place: see `index_of_bits`) from a^T
 /// (n x m).
 pub(crate) fn qr_pivoted_reflectors(cx: &mut Context, b: &mut Block, at: &Value, element: ScalarType) -> (Value, Value) {
     let n = b.tensor_dim(at, 0);
@@ -43,12 +43,33 @@ pub(crate) fn qr_pivoted_reflectors(cx: &mut Context, b: &mut Block, at: &Value,
     (wt, b.tensor_collapse(&indices, &[vec![0, 1]]))
 }
 
-/// The integer type whose bits a column index is kept in, in a kernel of `element`.
-pub(crate) fn index_bits_type(element: ScalarType) -> ScalarType {
-    if element == ScalarType::F32 {
-        ScalarType::I32
+/// [`qr_pivoted_reflectors`] of each of `count` matrices a^T (n x m) stacked in `at`
+/// ((count n) x m), one workgroup a matrix: the w^T stacked ((count (n + 1)) x m) and
+/// the column indices' bits ((count (n + 1)) x 1, row n of each matrix not an index).
+pub(crate) fn qr_pivoted_reflectors_stacked(cx: &mut Context, b: &mut Block, at: &Value, count: &Value, n: &Value, element: ScalarType) -> (Value, Value) {
+    let m = b.tensor_dim(at, 1);
+    let (one, three) = (b.constant_index(1), b.constant_index(3));
+    let rows = b.arith(Arith::AddI, n, &one);
+    let width = b.arith(Arith::AddI, &m, &three);
+    let t = region_parts(cx, b, element, count, (&rows, &width), &[at], &[n], |k, a, s, begin| kernel(k, &a[0], &s[0], element, begin));
+    let all_rows = b.arith(Arith::MulI, count, &rows);
+    let zero = IndexArg::Const(0);
+    let wt = b.tensor_extract_slice(&t, &[zero.clone(), zero.clone()], &[IndexArg::Dyn(all_rows.clone()), IndexArg::Dyn(m.clone())]);
+    let two = b.constant_index(2);
+    let index_column = b.arith(Arith::AddI, &m, &two);
+    let bits = b.tensor_extract_slice(&t, &[zero, IndexArg::Dyn(index_column)], &[IndexArg::Dyn(all_rows), IndexArg::Const(1)]);
+    (wt, bits)
+}
+
+/// A column index (int32) from its bits in a pivoted kernel's float `v`.
+pub(crate) fn index_of_bits(g: &mut Block, v: &Value) -> Value {
+    let element = v.scalar();
+    let int = if element == ScalarType::F32 { ScalarType::I32 } else { ScalarType::I64 };
+    let index = g.cast(Cast::Bitcast, v, int);
+    if int == ScalarType::I32 {
+        index
     } else {
-        ScalarType::I64
+        g.cast(Cast::TruncI, &index, ScalarType::I32)
     }
 }
 
@@ -72,7 +93,8 @@ fn kernel(k: &mut Block, a: &Flat, n: &Value, element: ScalarType, begin: Value)
             let size = column_norm(g, &w, c, &zero, &m, element);
             let t = w.set(g, &size, c, &norm);
             let t = Flat::result(&t, &width).set(g, &size, c, &computed);
-            let bits = g.index_cast(c, index_bits_type(element));
+            let int = if element == ScalarType::F32 { ScalarType::I32 } else { ScalarType::I64 };
+            let bits = g.index_cast(c, int);
             let bits = g.cast(Cast::Bitcast, &bits, element);
             Ok::<_, String>(vec![Flat::result(&t, &width).set(g, &bits, c, &index)])
         })
