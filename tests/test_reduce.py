@@ -340,11 +340,12 @@ def test_long_folds_over_trailing_axes():
 
 
 def test_float_sums_over_leading_or_trailing_axes_as_contractions():
-    # Float sums over leading axes (all axes included) are lowered as a contraction with a
-    # vector of ones (lower/reduce.rs `sum_as_contraction`): several kept axes (reshaped
-    # back), static and dynamic extents around the cut-off of 16, float32 accumulated in
-    # float64, nan and infinities, empty axes; trailing axes (the plain fold is faster there)
-    # and a middle axis take the plain fold.
+    # Float sums over leading axes are lowered as a contraction with a vector of ones
+    # (lower/reduce.rs `sum_as_contraction`): several kept axes (reshaped back), static and
+    # dynamic extents around the cut-off of 16, float32 accumulated in float64, nan and
+    # infinities, empty axes; trailing axes (the plain fold is faster there) and a middle
+    # axis take the plain fold; sums over all axes are the row kernel's one row on the CPU
+    # (`sum_of_rows`).
     x = pt.tensor4("x")
     h = pt.tensor3("h", dtype="float32")
     s = pt.tensor("s", shape=(3, 15, 16), dtype="float64")
@@ -366,8 +367,8 @@ def test_float_sums_over_leading_or_trailing_axes_as_contractions():
     # The order of the additions differs from the C backend's sequential one.
     f = run_both([x, h, s], outputs, cases, rtol=1e-12)
     mlir = pytensor_mlir.get_mlir(f)
-    assert all(op in mlir for op in ("linalg.dot", "linalg.vecmat"))
-    assert "linalg.matvec" not in mlir
+    assert "linalg.vecmat" in mlir
+    assert "linalg.matvec" not in mlir and "linalg.dot" not in mlir
 
 
 def test_float_sums_along_the_last_axis_as_one_kernel_over_rows():
@@ -394,6 +395,29 @@ def test_float_sums_along_the_last_axis_as_one_kernel_over_rows():
     # The order of the additions differs from the C backend's sequential one.
     f = run_both([x, t, h, s], outputs, cases, rtol=1e-12)
     assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+
+
+def test_whole_float_sums_as_one_row_of_the_kernel():
+    # On the CPU a float sum over all axes is the row kernel over one row of every element
+    # (lower/reduce.rs `sum_of_rows`): lengths on both sides of 8 and 16 and far beyond,
+    # rank 1 to 3, float32 summed in float64 (and cast back, or kept in float64), the mean,
+    # a sum of an elementwise result, nan and infinities, empty inputs.
+    x, t = pt.dvector("x"), pt.dtensor3("t")
+    h = pt.vector("h", dtype="float32")
+    outputs = [x.sum(), x.mean(), (pt.exp(x) * 2.0).sum(), t.sum(), h.sum(), pt.sum(h, dtype="float64")]
+    rng = np.random.default_rng(13)
+    cases = []
+    for n in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 1000, 100003]:
+        v = rng.standard_normal(n)
+        cases.append([v, rng.standard_normal((2, n, 3)), rng.standard_normal(n).astype("float32")])
+        if n > 20:
+            w = v.copy()
+            w[3], w[n - 1] = np.nan, np.inf
+            cases.append([w, np.full((1, n, 1), np.inf), np.r_[-np.inf, np.ones(n - 1)].astype("float32")])
+    # The order of the additions differs from the C backend's sequential one.
+    f = run_both([x, t, h], outputs, cases, rtol=1e-11)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+    assert "linalg.dot" not in pytensor_mlir.get_mlir(f)
 
 
 def test_several_vector_sums_in_one_function():
