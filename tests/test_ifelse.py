@@ -164,7 +164,8 @@ def test_branch_shapes_follow_the_rewrites_graph():
 
 
 def test_mlir_holds_the_untaken_work_inside_the_branch():
-    # The lazy structure itself: the gather and the sum are written inside the scf.if.
+    # The lazy structure itself: the gather and the sum (the row kernel's dispatch on the
+    # CPU) are written inside the scf.if.
     c = pt.dscalar("c")
     x = pt.vector("x")
     i = pt.lscalar("i")
@@ -173,8 +174,10 @@ def test_mlir_holds_the_untaken_work_inside_the_branch():
     at = re.search(r"scf\.if %\w+ -> \(tensor<", text)
     assert at, text
     before, inside = text[: at.start()], text[at.start() :]
-    for work in ["tensor.extract %arg1[", "linalg.dot"]:
+    for work in ["tensor.extract %arg1[", "flow.dispatch.workgroups"]:
         assert work not in before and work in inside, (work, text)
+    assert_same(f(1.0, np.arange(5.0), 3), np.float64(3.0))
+    assert_same(f(-1.0, np.arange(5.0), 3), np.float64(10.0))
 
 
 def test_an_op_refused_in_a_branch_is_named():

@@ -35,11 +35,9 @@ pub(crate) fn qr_pivoted_reflectors(cx: &mut Context, b: &mut Block, at: &Value,
         let begin = Flat::start(k, element, &rows, &width);
         kernel(k, &a[0], &s[0], element, begin)
     });
+    let (wt, bits) = split(b, &t, &rows, &m);
     let zero = IndexArg::Const(0);
-    let wt = b.tensor_extract_slice(&t, &[zero.clone(), zero.clone()], &[IndexArg::Dyn(rows), IndexArg::Dyn(m.clone())]);
-    let two = b.constant_index(2);
-    let index_column = b.arith(Arith::AddI, &m, &two);
-    let indices = b.tensor_extract_slice(&t, &[zero, IndexArg::Dyn(index_column)], &[IndexArg::Dyn(n), IndexArg::Const(1)]);
+    let indices = b.tensor_extract_slice(&bits, &[zero.clone(), zero], &[IndexArg::Dyn(n), IndexArg::Const(1)]);
     (wt, b.tensor_collapse(&indices, &[vec![0, 1]]))
 }
 
@@ -53,18 +51,32 @@ pub(crate) fn qr_pivoted_reflectors_stacked(cx: &mut Context, b: &mut Block, at:
     let width = b.arith(Arith::AddI, &m, &three);
     let t = region_parts(cx, b, element, count, (&rows, &width), &[at], &[n], |k, a, s, begin| kernel(k, &a[0], &s[0], element, begin));
     let all_rows = b.arith(Arith::MulI, count, &rows);
+    split(b, &t, &all_rows, &m)
+}
+
+/// The kernel's result `t` (`rows` x (m + 3)) split into w^T (its first m columns) and the
+/// column indices' bits (its last column, `rows` x 1).
+fn split(b: &mut Block, t: &Value, rows: &Value, m: &Value) -> (Value, Value) {
     let zero = IndexArg::Const(0);
-    let wt = b.tensor_extract_slice(&t, &[zero.clone(), zero.clone()], &[IndexArg::Dyn(all_rows.clone()), IndexArg::Dyn(m.clone())]);
+    let wt = b.tensor_extract_slice(t, &[zero.clone(), zero.clone()], &[IndexArg::Dyn(rows.clone()), IndexArg::Dyn(m.clone())]);
     let two = b.constant_index(2);
-    let index_column = b.arith(Arith::AddI, &m, &two);
-    let bits = b.tensor_extract_slice(&t, &[zero, IndexArg::Dyn(index_column)], &[IndexArg::Dyn(all_rows), IndexArg::Const(1)]);
+    let index_column = b.arith(Arith::AddI, m, &two);
+    let bits = b.tensor_extract_slice(t, &[zero, IndexArg::Dyn(index_column)], &[IndexArg::Dyn(rows.clone()), IndexArg::Const(1)]);
     (wt, bits)
+}
+
+/// The integer type whose bits stand in a column index's place in a kernel of `element`s.
+fn index_bits_type(element: ScalarType) -> ScalarType {
+    if element == ScalarType::F32 {
+        ScalarType::I32
+    } else {
+        ScalarType::I64
+    }
 }
 
 /// A column index (int32) from its bits in a pivoted kernel's float `v`.
 pub(crate) fn index_of_bits(g: &mut Block, v: &Value) -> Value {
-    let element = v.scalar();
-    let int = if element == ScalarType::F32 { ScalarType::I32 } else { ScalarType::I64 };
+    let int = index_bits_type(v.scalar());
     let index = g.cast(Cast::Bitcast, v, int);
     if int == ScalarType::I32 {
         index
@@ -93,8 +105,7 @@ fn kernel(k: &mut Block, a: &Flat, n: &Value, element: ScalarType, begin: Value)
             let size = column_norm(g, &w, c, &zero, &m, element);
             let t = w.set(g, &size, c, &norm);
             let t = Flat::result(&t, &width).set(g, &size, c, &computed);
-            let int = if element == ScalarType::F32 { ScalarType::I32 } else { ScalarType::I64 };
-            let bits = g.index_cast(c, int);
+            let bits = g.index_cast(c, index_bits_type(element));
             let bits = g.cast(Cast::Bitcast, &bits, element);
             Ok::<_, String>(vec![Flat::result(&t, &width).set(g, &bits, c, &index)])
         })
