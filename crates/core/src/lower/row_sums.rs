@@ -80,7 +80,7 @@ pub(super) fn row_sums(cx: &mut Context, b: &mut Block, x: &Value, rows: &Value,
 }
 
 /// Element `at` of the vector `x`, widened to `acc`.
-fn element(b: &mut Block, x: &Value, at: &Value, acc: ScalarType) -> Value {
+pub(super) fn element(b: &mut Block, x: &Value, at: &Value, acc: ScalarType) -> Value {
     let v = b.tensor_extract(x, std::slice::from_ref(at));
     if v.scalar() == acc { v } else { b.cast(Cast::ExtF, &v, acc) }
 }
