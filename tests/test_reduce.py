@@ -374,9 +374,9 @@ def test_float_sums_over_leading_or_trailing_axes():
 
 def test_float_sums_over_leading_axes_as_one_kernel_over_columns():
     # On the CPU a float sum over leading axes accumulated in float64 is one sequential
-    # kernel (lower/column_sums.rs: the rows four at a time, then one by one, added into the
+    # kernel (lower/column_sums.rs: the rows eight at a time, then one by one, added into the
     # column sums sixteen columns a step, then eight, then one by one): column counts on
-    # both sides of 8 and 16 and far beyond, row counts on both sides of 4, rank 2 to 4 with
+    # both sides of 8 and 16 and far beyond, row counts on both sides of 8 and 16, rank 2 to 4 with
     # one to three leading axes summed, float32 summed in float64, a static shape, the mean
     # and a sum of an elementwise result, nan and infinities, no rows and no columns.
     x = pt.matrix("x")
@@ -388,7 +388,7 @@ def test_float_sums_over_leading_axes_as_one_kernel_over_columns():
     rng = np.random.default_rng(14)
     cases = []
     for rows, cols in [(5, 0), (5, 1), (5, 7), (5, 8), (5, 9), (5, 15), (5, 16), (5, 17), (5, 23), (5, 24), (5, 25),
-                       (5, 31), (5, 32), (5, 33), (5, 40), (5, 1000), (1, 17), (3, 17), (4, 17), (8, 17), (9, 33),
+                       (5, 31), (5, 32), (5, 33), (5, 40), (5, 1000), (1, 17), (7, 17), (8, 17), (9, 17), (16, 33), (17, 33),
                        (1000, 3), (0, 5)]:
         v = rng.standard_normal((rows, cols))
         if rows * cols > 3:
