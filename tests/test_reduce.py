@@ -158,6 +158,37 @@ def test_float_max_min_propagate_nan_and_keep_infinities():
     run_both([x], [x.max(axis=1), x.min(axis=1), x.max(axis=0), x.min(), x.max()], cases)
 
 
+def test_max_min_over_leading_axes_as_one_kernel_over_columns():
+    # On the CPU a max or min over leading axes is the column kernel (lower/column_folds.rs):
+    # each column's elements folded in order, eight rows at a time as a balanced tree of the
+    # C backend's step, so of -0.0 and +0.0 the first stays, also across the groups of eight
+    # rows and in the rows after the last group; nan anywhere in a column gives nan;
+    # infinities; column counts around 8 and 16; rank 3 with two leading axes; float32;
+    # integers (the 64-bit ones against the py linker: C's go through a double).
+    nan, inf = np.nan, np.inf
+    x = pt.matrix("x")
+    t = pt.tensor3("t", dtype="float32")
+    rows, cols = 21, 35
+    v = -1.0 - np.random.default_rng(15).random((rows, cols))
+    for col, (r1, z1, r2, z2) in enumerate([(3, -0.0, 12, 0.0), (9, 0.0, 10, -0.0), (1, -0.0, 2, 0.0), (17, 0.0, 20, -0.0),
+                                            (0, 0.0, 16, -0.0), (7, -0.0, 8, 0.0)]):
+        v[r1, col], v[r2, col] = z1, z2
+    v[5, 20], v[18, 21], v[0, 22] = nan, nan, nan
+    v[4, 23], v[19, 24], v[:, 25] = inf, -inf, -inf
+    cases = [[v, v[:18, :30].astype("float32").reshape(3, 6, 30)], [-v, -v[:16, :17].astype("float32").reshape(2, 8, 17)],
+             [v[::-1], v[:1, :1].astype("float32").reshape(1, 1, 1)], [v[:7, :9], v[:9, :16].astype("float32").reshape(9, 1, 16)]]
+    f = run_both([x, t], [x.max(axis=0), x.min(axis=0), t.max(axis=(0, 1)), t.min(axis=0)], cases)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+    py = Mode(linker="py", optimizer="fast_run")
+    rng = np.random.default_rng(16)
+    for dtype in ["int8", "uint8", "int32", "int64", "uint64"]:
+        info = np.iinfo(dtype)
+        i = pt.matrix("i", dtype=dtype)
+        w = rng.integers(info.min, info.max, size=(19, 33), dtype=dtype, endpoint=True)
+        w[3, :4] = [info.min, info.max, info.max, info.min]
+        run_both([i], [i.max(axis=0), i.min(axis=0)], [[w], [w[:8, :16]], [w[:1]]], reference=py if dtype.endswith("64") else C)
+
+
 def test_all_and_any():
     b = pt.tensor3("b", dtype="bool")
     i = pt.matrix("i", dtype="int32")
@@ -341,7 +372,7 @@ def test_long_folds_over_trailing_axes():
 
 def test_float_sums_over_leading_or_trailing_axes():
     # On the CPU float sums over leading axes accumulated in float64 are the column kernel
-    # (lower/column_sums.rs), those accumulated in float32 a contraction with a vector of
+    # (lower/column_folds.rs), those accumulated in float32 a contraction with a vector of
     # ones (lower/reduce.rs `sum_as_contraction`): several kept axes (reshaped back), static
     # and dynamic extents around the contraction's cut-off of 16, float32 accumulated in
     # float64, nan and infinities, empty axes; a middle axis takes the plain fold; trailing
@@ -374,7 +405,7 @@ def test_float_sums_over_leading_or_trailing_axes():
 
 def test_float_sums_over_leading_axes_as_one_kernel_over_columns():
     # On the CPU a float sum over leading axes accumulated in float64 is one sequential
-    # kernel (lower/column_sums.rs: the rows eight at a time, then one by one, added into the
+    # kernel (lower/column_folds.rs: the rows eight at a time, then one by one, added into the
     # column sums sixteen columns a step, then eight, then one by one): column counts on
     # both sides of 8 and 16 and far beyond, row counts on both sides of 8 and 16, rank 2 to 4 with
     # one to three leading axes summed, float32 summed in float64, a static shape, the mean

@@ -36,7 +36,7 @@ mod scan_lanes;
 mod sequential;
 mod row_updates;
 mod row_sums;
-mod column_sums;
+mod column_folds;
 mod batched_linalg;
 mod pivots;
 mod dense_kernels;

@@ -6,7 +6,7 @@
 use super::scalar::{self, Scalar};
 use super::scalar_math::exp_log;
 use super::shapes::Dim;
-use super::column_sums::column_sums;
+use super::column_folds::column_folds;
 use super::row_sums::row_sums;
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
@@ -240,9 +240,9 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
 }
 
 /// A float sum in float64 along the last axis alone of a tensor of rank >= 2, or over all
-/// axes (one row of all the elements), as one sequential kernel over its rows (row_sums.rs),
-/// or over leading axes as one over its columns (column_sums.rs); CPU targets. `None` where
-/// none applies. The whole sum was IREE's dot with a
+/// axes (one row of all the elements), as one sequential kernel over its rows (row_sums.rs;
+/// CPU targets); `None` where that does not apply (sums over leading axes:
+/// `fold_of_columns`). The whole sum was IREE's dot with a
 /// vector of ones (`sum_as_contraction`), whose kernel reduces each vector of 16 to a
 /// scalar as it goes: 1e7 float64, iree-benchmark-module, 5.6-6.3 ms against the kernel's
 /// 3.5-3.7 (NUMBA's sum through PyTensor 4.1). Neither route fuses an elementwise
@@ -261,14 +261,6 @@ fn sum_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype
         let single = b.tensor_cast(&sums, crate::mlir::TensorType::new(vec![Some(1)], ScalarType::F64));
         return Some(b.tensor_collapse(&single, &[]));
     }
-    if ndim >= 2 && !axes.is_empty() && axes.iter().copied().eq(0..axes.len()) {
-        // Leading axes: the sums of the columns of x as a (reduced, kept) matrix.
-        let rows = count(b, x, axes);
-        let cols = count(b, x, &(axes.len()..ndim).collect::<Vec<_>>());
-        let flat = b.tensor_flatten(x);
-        let sums = column_sums(cx, b, &flat, &rows, &cols, ScalarType::F64);
-        return Some(shaped(b, &sums, x, axes.len()..ndim, acc));
-    }
     if ndim < 2 || axes != [ndim - 1] {
         return None;
     }
@@ -283,11 +275,32 @@ fn sum_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype
     Some(shaped(b, &sums, x, 0..ndim - 1, acc))
 }
 
-/// A kernel's vector of sums as the reduction's result: shaped as `x`'s `kept` axes, with
+/// A fold over the leading axes of a tensor of rank >= 2 as one sequential kernel over the
+/// columns of x as a (reduced, kept) matrix (column_folds.rs; CPU targets): a float sum
+/// accumulated in float64, or a max or min of numbers accumulated in their own dtype. `None`
+/// where that does not apply.
+fn fold_of_columns(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
+    let ndim = x.tensor().rank();
+    let float_sum = r == Reduction::Sum && matches!(x_dtype, DType::Float32 | DType::Float64) && acc.dtype == DType::Float64;
+    let extreme = matches!(r, Reduction::Max | Reduction::Min) && x_dtype != DType::Bool && acc.dtype == x_dtype;
+    if !scalar::has_sequential_kernels() || !(float_sum || extreme) || ndim < 2 || axes.is_empty() || axes.len() == ndim || !axes.iter().copied().eq(0..axes.len()) {
+        return None;
+    }
+    let rows = count(b, x, axes);
+    let cols = count(b, x, &(axes.len()..ndim).collect::<Vec<_>>());
+    let flat = b.tensor_flatten(x);
+    let stored = scalar::storage_type(acc.dtype);
+    let init = |g: &mut Block| identity(g, r, x_dtype, acc.dtype);
+    let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, r, acc.dtype, earlier, later);
+    let folds = column_folds(cx, b, &flat, (&rows, &cols), stored, &init, &step);
+    Some(shaped(b, &folds, x, axes.len()..ndim, acc))
+}
+
+/// A kernel's vector of results as the reduction's result: shaped as `x`'s `kept` axes, with
 /// `acc`'s static sizes.
 fn shaped(b: &mut Block, sums: &Value, x: &Value, kept: std::ops::Range<usize>, acc: &TensorType) -> Value {
     let sizes: Vec<IndexArg> = kept.clone().map(|a| b.dim_arg(x, a)).collect();
-    let ty = crate::mlir::TensorType::new(x.tensor().shape[kept].to_vec(), ScalarType::F64);
+    let ty = crate::mlir::TensorType::new(x.tensor().shape[kept].to_vec(), sums.tensor().element);
     let sums = if ty.rank() == 1 { sums.clone() } else { b.tensor_unflatten(sums, ty, &sizes) };
     let ty = tensor_type(acc);
     if sums.tensor().shape != ty.shape { b.tensor_cast(&sums, ty) } else { sums }
@@ -358,7 +371,9 @@ pub fn careduce(
         cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message });
     }
     let acc_ty = TensorType { dtype: acc, shape: out_ty.shape.clone() };
-    let folded = if let Some(sums) = sum_of_rows(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+    let folded = if let Some(folds) = fold_of_columns(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+        folds
+    } else if let Some(sums) = sum_of_rows(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
         sums
     } else if let Some(sum) = sum_as_contraction(b, r, &x, x_ty.dtype, &axes, &acc_ty) {
         sum
