@@ -189,6 +189,41 @@ def test_max_min_over_leading_axes_as_one_kernel_over_columns():
         run_both([i], [i.max(axis=0), i.min(axis=0)], [[w], [w[:8, :16]], [w[:1]]], reference=py if dtype.endswith("64") else C)
 
 
+def test_max_min_along_the_last_axis_as_one_kernel_over_rows():
+    # On the CPU a max or min along the last axis, or over all axes, is the row kernel
+    # (lower/row_folds.rs): sixteen partial results, so where the result is a zero the
+    # kernel finds the row's first zero, whose sign the C backend keeps. Zeros of both signs
+    # in different lanes, in the same lane, in the remainder past the lanes; a row of zeros;
+    # nan beside a zero; float32; a whole 3-D max; integers against C or the py linker.
+    nan = np.nan
+    x = pt.matrix("x")
+    t = pt.tensor3("t", dtype="float32")
+    w = -1.0 - np.random.default_rng(17).random((7, 37))
+    w[0, [3, 20]] = [0.0, -0.0]
+    w[1, [5, 21]] = [-0.0, 0.0]
+    w[2, [33, 36]] = [0.0, -0.0]
+    w[3, :] = 0.0
+    w[3, 0] = -0.0
+    w[4, [10, 11]] = [nan, 0.0]
+    w[5, [0, 1]] = [-0.0, 0.0]
+    # The later zero in an earlier lane (16 is lane 0): only the scan for the first zero
+    # gives C's +0.0 here.
+    w[6, [2, 16]] = [0.0, -0.0]
+    cases = [[w, w[1:, :36].astype("float32").reshape(2, 3, 36)], [-w, -w[:4, :32].astype("float32").reshape(2, 2, 32)],
+             [w[:, ::-1], w[:1, :1].astype("float32").reshape(1, 1, 1)], [w[:, :9], w[:, 30:].astype("float32").reshape(7, 1, 7)]]
+    outputs = [x.max(axis=1), x.min(axis=-1), x.max(), x.min(), t.max(axis=2), t.min(axis=-1), t.max()]
+    f = run_both([x, t], outputs, cases)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+    py = Mode(linker="py", optimizer="fast_run")
+    rng = np.random.default_rng(18)
+    for dtype in ["int8", "uint16", "int64"]:
+        info = np.iinfo(dtype)
+        i = pt.matrix("i", dtype=dtype)
+        v = rng.integers(info.min, info.max, size=(5, 35), dtype=dtype, endpoint=True)
+        v[2, 30:34] = [info.min, info.max, info.max, info.min]
+        run_both([i], [i.max(axis=1), i.min(axis=1), i.max(), i.min()], [[v], [v[:, :16]], [v[:1, :1]]], reference=py if dtype.endswith("64") else C)
+
+
 def test_all_and_any():
     b = pt.tensor3("b", dtype="bool")
     i = pt.matrix("i", dtype="int32")
@@ -376,7 +411,7 @@ def test_float_sums_over_leading_or_trailing_axes():
     # ones (lower/reduce.rs `sum_as_contraction`): several kept axes (reshaped back), static
     # and dynamic extents around the contraction's cut-off of 16, float32 accumulated in
     # float64, nan and infinities, empty axes; a middle axis takes the plain fold; trailing
-    # axes and all axes the row kernel (`sum_of_rows`).
+    # axes and all axes the row kernel (`fold_of_rows`).
     x = pt.tensor4("x")
     h = pt.tensor3("h", dtype="float32")
     s = pt.tensor("s", shape=(3, 15, 16), dtype="float64")
@@ -438,7 +473,7 @@ def test_float_sums_over_leading_axes_as_one_kernel_over_columns():
 
 def test_float_sums_along_the_last_axis_as_one_kernel_over_rows():
     # On the CPU a float sum along the last axis alone is one sequential kernel over the
-    # rows (lower/row_sums.rs: sixteen partial sums, then eight, then one by one): row
+    # rows (lower/row_folds.rs: sixteen partial sums, then eight, then one by one): row
     # lengths on both sides of 8 and 16 and far beyond, rank 2 to 4, float32 rows summed in
     # float64, a static shape, nan and infinities, no rows and empty rows.
     x = pt.matrix("x")
@@ -464,7 +499,7 @@ def test_float_sums_along_the_last_axis_as_one_kernel_over_rows():
 
 def test_whole_float_sums_as_one_row_of_the_kernel():
     # On the CPU a float sum over all axes is the row kernel over one row of every element
-    # (lower/reduce.rs `sum_of_rows`): lengths on both sides of 8 and 16 and far beyond,
+    # (lower/reduce.rs `fold_of_rows`): lengths on both sides of 8 and 16 and far beyond,
     # rank 1 to 3, float32 summed in float64 (and cast back, or kept in float64), the mean,
     # a sum of an elementwise result, nan and infinities, empty inputs.
     x, t = pt.dvector("x"), pt.dtensor3("t")

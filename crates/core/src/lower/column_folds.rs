@@ -18,7 +18,7 @@
 //! pairwise sum's do.
 
 use super::dense_kernels::LANES;
-use super::row_sums::element;
+use super::row_folds::element;
 use super::Context;
 use crate::mlir::{Arith, Block, ScalarType, TensorType, Value};
 

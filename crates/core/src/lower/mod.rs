@@ -35,7 +35,7 @@ mod scan;
 mod scan_lanes;
 mod sequential;
 mod row_updates;
-mod row_sums;
+mod row_folds;
 mod column_folds;
 mod batched_linalg;
 mod pivots;

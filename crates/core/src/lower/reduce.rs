@@ -7,7 +7,7 @@ use super::scalar::{self, Scalar};
 use super::scalar_math::exp_log;
 use super::shapes::Dim;
 use super::column_folds::column_folds;
-use super::row_sums::row_sums;
+use super::row_folds::row_folds;
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{Node, Reduction, TensorType};
@@ -239,51 +239,48 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
     Some(b.tensor_expand(&sum, &[(0..kept_axes.len()).collect()], tensor_type(acc), &sizes))
 }
 
-/// A float sum in float64 along the last axis alone of a tensor of rank >= 2, or over all
-/// axes (one row of all the elements), as one sequential kernel over its rows (row_sums.rs;
-/// CPU targets); `None` where that does not apply (sums over leading axes:
-/// `fold_of_columns`). The whole sum was IREE's dot with a
-/// vector of ones (`sum_as_contraction`), whose kernel reduces each vector of 16 to a
-/// scalar as it goes: 1e7 float64, iree-benchmark-module, 5.6-6.3 ms against the kernel's
-/// 3.5-3.7 (NUMBA's sum through PyTensor 4.1). Neither route fuses an elementwise
-/// producer into the sum (the dot's module had the producer's dispatch before it).
-fn sum_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
+/// A fold along the last axis alone of a tensor of rank >= 2, or over all axes (one row of
+/// all the elements), as one sequential kernel over its rows (row_folds.rs; CPU targets):
+/// the folds `kernel_fold` takes. `None` where that does not apply (folds over leading
+/// axes: `fold_of_columns`).
+fn fold_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
     let ndim = x.tensor().rank();
-    let float = matches!(x_dtype, DType::Float32 | DType::Float64);
-    if !scalar::has_sequential_kernels() || r != Reduction::Sum || !float || acc.dtype != DType::Float64 {
+    let whole = ndim >= 1 && axes.iter().copied().eq(0..ndim);
+    if !kernel_fold(r, x_dtype, acc.dtype) || !(whole || (ndim >= 2 && axes == [ndim - 1])) {
         return None;
     }
-    if ndim >= 1 && axes.iter().copied().eq(0..ndim) {
-        let total = count(b, x, axes);
-        let one = b.constant_index(1);
-        let flat = if ndim == 1 { x.clone() } else { b.tensor_flatten(x) };
-        let sums = row_sums(cx, b, &flat, &one, &total, ScalarType::F64);
-        let single = b.tensor_cast(&sums, crate::mlir::TensorType::new(vec![Some(1)], ScalarType::F64));
+    let (rows, k) = if whole {
+        (b.constant_index(1), count(b, x, axes))
+    } else {
+        (count(b, x, &(0..ndim - 1).collect::<Vec<_>>()), b.tensor_dim(x, ndim - 1))
+    };
+    let flat = if ndim == 1 { x.clone() } else { b.tensor_flatten(x) };
+    let stored = scalar::storage_type(acc.dtype);
+    let init = |g: &mut Block| identity(g, r, x_dtype, acc.dtype);
+    let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, r, acc.dtype, earlier, later);
+    let first_zero = r != Reduction::Sum && x_dtype.is_float();
+    let folds = row_folds(cx, b, &flat, (&rows, &k), stored, &init, &step, first_zero);
+    if whole {
+        let single = b.tensor_cast(&folds, crate::mlir::TensorType::new(vec![Some(1)], stored));
         return Some(b.tensor_collapse(&single, &[]));
     }
-    if ndim < 2 || axes != [ndim - 1] {
-        return None;
-    }
-    let mut rows = b.tensor_dim(x, 0);
-    for a in 1..ndim - 1 {
-        let d = b.tensor_dim(x, a);
-        rows = b.arith(Arith::MulI, &rows, &d);
-    }
-    let k = b.tensor_dim(x, ndim - 1);
-    let flat = b.tensor_flatten(x);
-    let sums = row_sums(cx, b, &flat, &rows, &k, ScalarType::F64);
-    Some(shaped(b, &sums, x, 0..ndim - 1, acc))
+    Some(shaped(b, &folds, x, 0..ndim - 1, acc))
+}
+
+/// Whether a fold is one the row and column kernels take (on a CPU target): a float sum
+/// accumulated in float64, or a max or min of numbers in their own dtype.
+fn kernel_fold(r: Reduction, x_dtype: DType, acc: DType) -> bool {
+    let float_sum = r == Reduction::Sum && matches!(x_dtype, DType::Float32 | DType::Float64) && acc == DType::Float64;
+    let extreme = matches!(r, Reduction::Max | Reduction::Min) && x_dtype != DType::Bool && acc == x_dtype;
+    scalar::has_sequential_kernels() && (float_sum || extreme)
 }
 
 /// A fold over the leading axes of a tensor of rank >= 2 as one sequential kernel over the
-/// columns of x as a (reduced, kept) matrix (column_folds.rs; CPU targets): a float sum
-/// accumulated in float64, or a max or min of numbers accumulated in their own dtype. `None`
-/// where that does not apply.
+/// columns of x as a (reduced, kept) matrix (column_folds.rs; CPU targets): the folds
+/// `kernel_fold` takes. `None` where that does not apply.
 fn fold_of_columns(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
     let ndim = x.tensor().rank();
-    let float_sum = r == Reduction::Sum && matches!(x_dtype, DType::Float32 | DType::Float64) && acc.dtype == DType::Float64;
-    let extreme = matches!(r, Reduction::Max | Reduction::Min) && x_dtype != DType::Bool && acc.dtype == x_dtype;
-    if !scalar::has_sequential_kernels() || !(float_sum || extreme) || ndim < 2 || axes.is_empty() || axes.len() == ndim || !axes.iter().copied().eq(0..axes.len()) {
+    if !kernel_fold(r, x_dtype, acc.dtype) || ndim < 2 || axes.is_empty() || axes.len() == ndim || !axes.iter().copied().eq(0..axes.len()) {
         return None;
     }
     let rows = count(b, x, axes);
@@ -373,8 +370,8 @@ pub fn careduce(
     let acc_ty = TensorType { dtype: acc, shape: out_ty.shape.clone() };
     let folded = if let Some(folds) = fold_of_columns(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
         folds
-    } else if let Some(sums) = sum_of_rows(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
-        sums
+    } else if let Some(folds) = fold_of_rows(cx, b, r, &x, x_ty.dtype, &axes, &acc_ty) {
+        folds
     } else if let Some(sum) = sum_as_contraction(b, r, &x, x_ty.dtype, &axes, &acc_ty) {
         sum
     } else {
@@ -558,7 +555,7 @@ mod tests {
     #[test]
     fn sum_accumulates_in_acc_dtype_then_casts() {
         // As a fold (targets without sequential kernels) and, on the CPU, as the row-sum
-        // kernel (row_sums.rs): both add in f64 and round the sums to f32 after.
+        // kernel (row_folds.rs): both add in f64 and round the sums to f32 after.
         let props = r#"{"scalar_op": {"$op": {"type": "Add", "props": {}}}, "axis": [-1], "dtype": "float32", "acc_dtype": "float64"}"#;
         let out = r#""dtype": "float32", "shape": [null]"#;
         let gpu = crate::ScalarTarget { sequential_kernels: false, ..crate::ScalarTarget::CPU };
