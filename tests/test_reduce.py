@@ -290,6 +290,37 @@ def test_argmax_nan_and_infinities_like_numpy():
     np.testing.assert_array_equal(f(values)[0], np.argmax(values, axis=1))
 
 
+def test_argmax_along_the_last_axis_as_row_kernels():
+    # On the CPU an argmax along the last axis or over all axes is two row kernels
+    # (lower/row_folds.rs): each row's max (nan where it has one), then its first element
+    # equal to it. Long rows (past the kernel's 16 lanes and its remainder), ties of the max
+    # in different lanes (the first index wins), -0.0 and +0.0, nan first or late, rows of
+    # -inf and of inf, float32, rank 3, argmin, integers and bools.
+    nan, inf = np.nan, np.inf
+    x = pt.matrix("x")
+    t = pt.tensor3("t", dtype="float32")
+    rng = np.random.default_rng(19)
+    v = rng.standard_normal((8, 41))
+    v[0, [30, 2, 17]] = 5.0
+    v[1, [33, 40]] = [nan, nan]
+    v[2, 0] = nan
+    v[3, :] = -inf
+    v[4, :] = inf
+    v[5] = -1.0 - rng.random(41)
+    v[5, [19, 3]] = [-0.0, 0.0]
+    v[6, 40] = 9.0
+    outputs = [pt.argmax(x, axis=1), pt.argmin(x, axis=-1), pt.argmax(x), pt.argmin(x), pt.argmax(t, axis=2), pt.argmax(t)]
+    cases = [[v, v[:6, :40].astype("float32").reshape(2, 3, 40)], [-v, v[1:3].astype("float32").reshape(1, 2, 41)],
+             [v[:, ::-1], v[:1, :1].astype("float32").reshape(1, 1, 1)], [rng.standard_normal((3, 1000)), rng.standard_normal((2, 2, 17)).astype("float32")]]
+    f = run_both([x, t], outputs, cases)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+    for dtype in ["int8", "uint16", "int64", "bool"]:
+        i = pt.matrix("i", dtype=dtype)
+        w = sample(dtype, (4, 37), rng)
+        w[1, :] = w[1, 0]
+        run_both([i], [pt.argmax(i, axis=1), pt.argmin(i, axis=1), pt.argmax(i)], [[w], [w[:, 20:]], [w[:1, :1]]])
+
+
 def test_argmax_of_an_empty_sequence_raises_value_error():
     x = pt.matrix("x")
     f, ref = compile_both([x], [pt.argmax(x, axis=0), pt.argmax(x)])

@@ -7,7 +7,7 @@ use super::scalar::{self, Scalar};
 use super::scalar_math::exp_log;
 use super::shapes::Dim;
 use super::column_folds::column_folds;
-use super::row_folds::row_folds;
+use super::row_folds::{first_index_of, row_folds};
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
 use crate::ir::{Node, Reduction, TensorType};
@@ -244,9 +244,24 @@ fn sum_as_contraction(b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, ax
 /// the folds `kernel_fold` takes. `None` where that does not apply (folds over leading
 /// axes: `fold_of_columns`).
 fn fold_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtype: DType, axes: &[usize], acc: &TensorType) -> Option<Value> {
+    if !kernel_fold(r, x_dtype, acc.dtype) {
+        return None;
+    }
+    let (flat, rows, k) = as_rows(b, x, axes)?;
+    let stored = scalar::storage_type(acc.dtype);
+    let init = |g: &mut Block| identity(g, r, x_dtype, acc.dtype);
+    let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, r, acc.dtype, earlier, later);
+    let first_zero = r != Reduction::Sum && x_dtype.is_float();
+    let folds = row_folds(cx, b, &flat, (&rows, &k), stored, &init, &step, first_zero);
+    Some(from_rows(b, &folds, x, axes, acc))
+}
+
+/// `x` as rows for the row kernels where `axes` are its last axis (rank >= 2) or all its
+/// axes (one row): (x flattened, rows, row length); `None` for other axes.
+fn as_rows(b: &mut Block, x: &Value, axes: &[usize]) -> Option<(Value, Value, Value)> {
     let ndim = x.tensor().rank();
     let whole = ndim >= 1 && axes.iter().copied().eq(0..ndim);
-    if !kernel_fold(r, x_dtype, acc.dtype) || !(whole || (ndim >= 2 && axes == [ndim - 1])) {
+    if !(whole || (ndim >= 2 && axes == [ndim - 1])) {
         return None;
     }
     let (rows, k) = if whole {
@@ -255,16 +270,17 @@ fn fold_of_rows(cx: &mut Context, b: &mut Block, r: Reduction, x: &Value, x_dtyp
         (count(b, x, &(0..ndim - 1).collect::<Vec<_>>()), b.tensor_dim(x, ndim - 1))
     };
     let flat = if ndim == 1 { x.clone() } else { b.tensor_flatten(x) };
-    let stored = scalar::storage_type(acc.dtype);
-    let init = |g: &mut Block| identity(g, r, x_dtype, acc.dtype);
-    let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, r, acc.dtype, earlier, later);
-    let first_zero = r != Reduction::Sum && x_dtype.is_float();
-    let folds = row_folds(cx, b, &flat, (&rows, &k), stored, &init, &step, first_zero);
-    if whole {
-        let single = b.tensor_cast(&folds, crate::mlir::TensorType::new(vec![Some(1)], stored));
-        return Some(b.tensor_collapse(&single, &[]));
+    Some((flat, rows, k))
+}
+
+/// A row kernel's vector of results (see `as_rows`) as the reduction's result of type `ty`.
+fn from_rows(b: &mut Block, results: &Value, x: &Value, axes: &[usize], ty: &TensorType) -> Value {
+    let ndim = x.tensor().rank();
+    if axes.len() == ndim {
+        let single = b.tensor_cast(results, crate::mlir::TensorType::new(vec![Some(1)], results.tensor().element));
+        return b.tensor_collapse(&single, &[]);
     }
-    Some(shaped(b, &folds, x, 0..ndim - 1, acc))
+    shaped(b, results, x, 0..ndim - 1, ty)
 }
 
 /// Whether a fold is one the row and column kernels take (on a CPU target): a float sum
@@ -409,6 +425,23 @@ pub fn argmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<&[i64]>
     let failed = flag(b, &empty);
     cx.add_check(failed, RuntimeCheck { kind: ErrorKind::Value, message: "attempt to get argmax of an empty sequence".into() });
 
+    let numbers = matches!(dtype, DType::Float32 | DType::Float64 | DType::Bool) || dtype.is_signed_int() || dtype.is_unsigned_int();
+    if scalar::has_sequential_kernels() && numbers {
+        if let Some((flat, rows, k)) = as_rows(b, &x, &axes) {
+            // The row kernels: each row's max (nan where it has one), then the index of its
+            // first element equal to it (the first nan). IREE left the fold below, of two
+            // results, scalar code: 1000 x 1000 f64 along axis 1 5.8 ms (NUMBA 0.95).
+            let stored = scalar::storage_type(dtype);
+            let init = |g: &mut Block| identity(g, Reduction::Max, dtype, dtype);
+            let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, Reduction::Max, dtype, earlier, later);
+            let maxima = row_folds(cx, b, &flat, (&rows, &k), stored, &init, &step, false);
+            let indices = first_index_of(cx, b, &flat, &maxima, (&rows, &k));
+            let result = from_rows(b, &indices, &x, &axes, &out_ty);
+            let in_dims = cx.dims(input);
+            cx.define(output, result, kept_axes.iter().map(|&a| in_dims[a]).collect());
+            return Ok(());
+        }
+    }
     let sizes: Vec<Value> = axes.iter().map(|&a| b.tensor_dim(&x, a)).collect();
     let value_ty = TensorType { dtype, shape: out_ty.shape.clone() };
     let value_empty = empty_like(b, &value_ty, &x, &kept_axes);

@@ -22,7 +22,7 @@
 
 use super::dense_kernels::LANES;
 use super::Context;
-use crate::mlir::{Arith, Block, Cast, CmpF, ScalarType, TensorType, Value};
+use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, ScalarType, TensorType, Value};
 
 /// Partial sums of the main loop.
 const WIDE: i64 = 16;
@@ -94,6 +94,57 @@ pub(super) fn row_folds(
             })
             .unwrap_or_else(|e| unreachable!("{e}"));
         r[0].clone()
+    })
+}
+
+/// For each row of `x` (`rows` x `k`, flattened) the index (int64) of its first element
+/// equal to the row's `target` (a vector of `rows`), a nan matching a nan target; 0 where
+/// none does (an empty row). With the row's max as its target (a nan where the row has
+/// one) that is numpy's argmax: the first of the greatest, the first nan before all.
+/// Each row is read up to its match, by scalar code.
+pub(super) fn first_index_of(cx: &mut Context, b: &mut Block, x: &Value, target: &Value, (rows, k): (&Value, &Value)) -> Value {
+    cx.sequential_kernels = true;
+    let out_ty = TensorType::new(vec![None], ScalarType::I64);
+    b.dispatch_workgroups(&[x.clone(), target.clone(), rows.clone(), k.clone()], (out_ty.clone(), vec![rows.clone()]), |g, args| {
+        let (x, target, rows, k) = (&args[0], &args[1], &args[2], &args[3]);
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let out = g.tensor_unwritten(ScalarType::I64, rows);
+        let r = g.scf_for(&zero, rows, &one, &[out], |h, i, t| {
+            let base = h.arith(Arith::MulI, i, k);
+            let want = h.tensor_extract(target, std::slice::from_ref(i));
+            let float = want.scalar().is_float();
+            let want_nan = if float { Some(h.cmpf(CmpF::Uno, &want, &want)) } else { None };
+            let found = h.scf_while(
+                std::slice::from_ref(&zero),
+                |c, j| {
+                    let inside = c.cmpi(CmpI::Ult, &j[0], k);
+                    // Read only inside the row (an empty row reads nothing).
+                    let hit = c.scf_if(&inside, &[ScalarType::I1], |r| {
+                        let at = r.arith(Arith::AddI, &base, &j[0]);
+                        let v = r.tensor_extract(x, std::slice::from_ref(&at));
+                        vec![match &want_nan {
+                            Some(want_nan) => {
+                                let eq = r.cmpf(CmpF::Oeq, &v, &want);
+                                let v_nan = r.cmpf(CmpF::Uno, &v, &v);
+                                let both_nan = r.arith(Arith::AndI, &v_nan, want_nan);
+                                r.arith(Arith::OrI, &eq, &both_nan)
+                            }
+                            None => r.cmpi(CmpI::Eq, &v, &want),
+                        }]
+                    }, |r| vec![r.constant_int(0, ScalarType::I1)])
+                    .remove(0);
+                    let yes = c.constant_int(1, ScalarType::I1);
+                    let miss = c.arith(Arith::XOrI, &hit, &yes);
+                    c.arith(Arith::AndI, &inside, &miss)
+                },
+                |body, j| vec![body.arith(Arith::AddI, &j[0], &one)],
+            );
+            let inside = h.cmpi(CmpI::Ult, &found[0], k);
+            let index = h.select(&inside, &found[0], &zero);
+            let index = h.index_cast(&index, ScalarType::I64);
+            Ok::<_, String>(vec![h.tensor_insert(&index, &t[0], std::slice::from_ref(i))])
+        });
+        r.unwrap_or_else(|e| unreachable!("{e}"))[0].clone()
     })
 }
 
