@@ -321,6 +321,38 @@ def test_argmax_along_the_last_axis_as_row_kernels():
         run_both([i], [pt.argmax(i, axis=1), pt.argmin(i, axis=1), pt.argmax(i)], [[w], [w[:, 20:]], [w[:1, :1]]])
 
 
+def test_argmax_over_leading_axes_as_column_kernels():
+    # On the CPU an argmax over leading axes is the column kernel's maxima (nan where a
+    # column has one), then one pass over x in memory order for each column's first row
+    # equal to its max (lower/column_folds.rs `first_row_of`): ties in different rows (the
+    # first wins), -0.0 and +0.0, nan first or late, columns of -inf and of inf, column
+    # counts past 16 and in the remainder, float32 rank 3 over two axes, argmin, integers
+    # and bools.
+    nan, inf = np.nan, np.inf
+    x = pt.matrix("x")
+    t = pt.tensor3("t", dtype="float32")
+    rng = np.random.default_rng(20)
+    v = rng.standard_normal((23, 37))
+    v[[20, 2, 11], 0] = 5.0
+    v[[9, 22], 1] = [nan, nan]
+    v[0, 2] = nan
+    v[:, 3] = -inf
+    v[:, 4] = inf
+    v[:, 5] = -1.0 - rng.random(23)
+    v[[19, 3], 5] = [-0.0, 0.0]
+    v[22, 36] = 9.0
+    outputs = [pt.argmax(x, axis=0), pt.argmin(x, axis=0), pt.argmax(t, axis=(0, 1)), pt.argmin(t, axis=0)]
+    cases = [[v, v[:22, :35].astype("float32").reshape(2, 11, 35)], [-v, v[:, :17].astype("float32").reshape(23, 1, 17)],
+             [v[::-1], v[:1, :1].astype("float32").reshape(1, 1, 1)], [rng.standard_normal((1000, 3)), rng.standard_normal((2, 2, 40)).astype("float32")]]
+    f = run_both([x, t], outputs, cases)
+    assert "flow.dispatch.workgroups" in pytensor_mlir.get_mlir(f)
+    for dtype in ["int8", "uint16", "int64", "bool"]:
+        i = pt.matrix("i", dtype=dtype)
+        w = sample(dtype, (37, 19), rng)
+        w[:, 1] = w[0, 1]
+        run_both([i], [pt.argmax(i, axis=0), pt.argmin(i, axis=0)], [[w], [w[20:]], [w[:1, :1]]])
+
+
 def test_argmax_of_an_empty_sequence_raises_value_error():
     x = pt.matrix("x")
     f, ref = compile_both([x], [pt.argmax(x, axis=0), pt.argmax(x)])

@@ -20,7 +20,7 @@
 use super::dense_kernels::LANES;
 use super::row_folds::element;
 use super::Context;
-use crate::mlir::{Arith, Block, ScalarType, TensorType, Value};
+use crate::mlir::{Arith, Block, CmpF, CmpI, ScalarType, TensorType, Value};
 
 /// Columns a step of the main loop.
 const WIDE: i64 = 16;
@@ -52,23 +52,28 @@ pub(super) fn column_folds(
         let out = g
             .scf_for(&zero, cols, &one, &[out], |h, j, t| Ok::<_, String>(vec![h.tensor_insert(&z, &t[0], std::slice::from_ref(j))]))
             .unwrap_or_else(|e| unreachable!("{e}"));
-        // Where the steps of WIDE and then of LANES columns end (at most one of LANES
-        // follows the last of WIDE); the rest goes one by one.
-        let mut ends: Vec<(i64, Value)> = [WIDE, LANES]
-            .iter()
-            .map(|&w| {
-                let wv = g.constant_index(w);
-                let chunks = g.arith(Arith::DivUI, cols, &wv);
-                (w, g.arith(Arith::MulI, &chunks, &wv))
-            })
-            .collect();
-        ends.push((1, cols.clone()));
+        let ends = column_steps(g, cols);
         let rows_step = g.constant_index(ROWS);
         let groups = g.arith(Arith::DivUI, rows, &rows_step);
         let grouped_end = g.arith(Arith::MulI, &groups, &rows_step);
         let out = fold_rows(g, x, &out[0], cols, (&zero, &grouped_end), ROWS, &ends, combine);
         fold_rows(g, x, &out, cols, (&grouped_end, rows), 1, &ends, combine)
     })
+}
+
+/// Where the steps of [`WIDE`] and then of [`LANES`] columns end (at most one of LANES
+/// follows the last of WIDE), and the rest one by one: (step, end) pairs.
+fn column_steps(g: &mut Block, cols: &Value) -> Vec<(i64, Value)> {
+    let mut ends: Vec<(i64, Value)> = [WIDE, LANES]
+        .iter()
+        .map(|&w| {
+            let wv = g.constant_index(w);
+            let chunks = g.arith(Arith::DivUI, cols, &wv);
+            (w, g.arith(Arith::MulI, &chunks, &wv))
+        })
+        .collect();
+    ends.push((1, cols.clone()));
+    ends
 }
 
 /// Rows `from..to` of `x` (`count` at a time; their number a multiple of it) folded into
@@ -140,4 +145,99 @@ fn fold_rows(
         Ok::<_, String>(vec![t])
     });
     r.unwrap_or_else(|e| unreachable!("{e}")).remove(0)
+}
+
+/// For each column of `x` (`rows` x `cols`, flattened) the index (int64) of its first row
+/// equal to the column's `target` (a vector of `cols`), a nan matching a nan target; 0
+/// where none does (no rows). With the column's max as its target (a nan where the column
+/// has one) that is numpy's argmax over the leading axes. One pass over `x` in memory
+/// order, [`WIDE`] columns a step as straight-line selects (a column scan would stride
+/// through memory).
+pub(super) fn first_row_of(cx: &mut Context, b: &mut Block, x: &Value, target: &Value, (rows, cols): (&Value, &Value)) -> Value {
+    cx.sequential_kernels = true;
+    let out_ty = TensorType::new(vec![None], ScalarType::I64);
+    b.dispatch_workgroups(&[x.clone(), target.clone(), rows.clone(), cols.clone()], (out_ty, vec![cols.clone()]), |g, args| {
+        let (x, target, rows, cols) = (&args[0], &args[1], &args[2], &args[3]);
+        let (zero, one) = (g.constant_index(0), g.constant_index(1));
+        let out = g.tensor_empty(TensorType::new(vec![None], ScalarType::I64), std::slice::from_ref(cols));
+        // -1: no row yet.
+        let none = g.constant_int(-1, ScalarType::I64);
+        let out = g
+            .scf_for(&zero, cols, &one, &[out], |h, j, t| Ok::<_, String>(vec![h.tensor_insert(&none, &t[0], std::slice::from_ref(j))]))
+            .unwrap_or_else(|e| unreachable!("{e}"))
+            .remove(0);
+        let ends = column_steps(g, cols);
+        let out = g
+            .scf_for(&zero, rows, &one, &[out], |h, i, t| {
+                let base = h.arith(Arith::MulI, i, cols);
+                let row = h.index_cast(i, ScalarType::I64);
+                let mut t = t[0].clone();
+                let mut start = zero.clone();
+                for (w, end) in &ends {
+                    let wv = h.constant_index(*w);
+                    t = h
+                        .scf_for(&start, end, &wv, &[t], |body, c, s| {
+                            // Every load before the first store (see `fold_rows`).
+                            let cols: Vec<Value> = (0..*w)
+                                .map(|lane| {
+                                    let offset = body.constant_index(lane);
+                                    body.arith(Arith::AddI, c, &offset)
+                                })
+                                .collect();
+                            let olds: Vec<Value> = cols.iter().map(|col| body.tensor_extract(&s[0], std::slice::from_ref(col))).collect();
+                            let wants: Vec<Value> = cols.iter().map(|col| body.tensor_extract(target, std::slice::from_ref(col))).collect();
+                            let values: Vec<Value> = cols
+                                .iter()
+                                .map(|col| {
+                                    let at = body.arith(Arith::AddI, &base, col);
+                                    body.tensor_extract(x, std::slice::from_ref(&at))
+                                })
+                                .collect();
+                            let mut s = s[0].clone();
+                            for (lane, col) in cols.iter().enumerate() {
+                                let hit = equal_or_both_nan(body, &values[lane], &wants[lane]);
+                                let z = zero_i64(body);
+                                let unset = body.cmpi(CmpI::Slt, &olds[lane], &z);
+                                let take = body.arith(Arith::AndI, &hit, &unset);
+                                let new = body.select(&take, &row, &olds[lane]);
+                                s = body.tensor_insert(&new, &s, std::slice::from_ref(col));
+                            }
+                            Ok::<_, String>(vec![s])
+                        })
+                        .unwrap_or_else(|e| unreachable!("{e}"))
+                        .remove(0);
+                    start = end.clone();
+                }
+                Ok::<_, String>(vec![t])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"))
+            .remove(0);
+        // No row (an empty column): 0.
+        g.scf_for(&zero, cols, &one, &[out], |h, j, t| {
+            let old = h.tensor_extract(&t[0], std::slice::from_ref(j));
+            let z = zero_i64(h);
+            let unset = h.cmpi(CmpI::Slt, &old, &z);
+            let new = h.select(&unset, &z, &old);
+            Ok::<_, String>(vec![h.tensor_insert(&new, &t[0], std::slice::from_ref(j))])
+        })
+        .unwrap_or_else(|e| unreachable!("{e}"))
+        .remove(0)
+    })
+}
+
+/// The int64 zero.
+fn zero_i64(b: &mut Block) -> Value {
+    b.constant_int(0, ScalarType::I64)
+}
+
+/// Whether `v` equals `want`, a nan matching a nan.
+pub(super) fn equal_or_both_nan(b: &mut Block, v: &Value, want: &Value) -> Value {
+    if !v.scalar().is_float() {
+        return b.cmpi(CmpI::Eq, v, want);
+    }
+    let eq = b.cmpf(CmpF::Oeq, v, want);
+    let v_nan = b.cmpf(CmpF::Uno, v, v);
+    let want_nan = b.cmpf(CmpF::Uno, want, want);
+    let both_nan = b.arith(Arith::AndI, &v_nan, &want_nan);
+    b.arith(Arith::OrI, &eq, &both_nan)
 }

@@ -6,7 +6,7 @@
 use super::scalar::{self, Scalar};
 use super::scalar_math::exp_log;
 use super::shapes::Dim;
-use super::column_folds::column_folds;
+use super::column_folds::{column_folds, first_row_of};
 use super::row_folds::{first_index_of, row_folds};
 use super::{elemwise, tensor_type, Context, ErrorKind, RuntimeCheck};
 use crate::dtype::DType;
@@ -441,6 +441,23 @@ pub fn argmax(cx: &mut Context, b: &mut Block, node: &Node, axis: Option<&[i64]>
             cx.define(output, result, kept_axes.iter().map(|&a| in_dims[a]).collect());
             return Ok(());
         }
+    }
+    if scalar::has_sequential_kernels() && numbers && ndim >= 2 && !axes.is_empty() && axes.len() < ndim && axes.iter().copied().eq(0..axes.len()) {
+        // Leading axes: the column kernel's maxima, then each column's first row equal to
+        // its max in one pass over x (axis 0 of 1000 x 1000 f64: the fold below took 9 ms,
+        // NUMBA 2).
+        let rows = count(b, &x, &axes);
+        let cols = count(b, &x, &kept_axes);
+        let flat = b.tensor_flatten(&x);
+        let stored = scalar::storage_type(dtype);
+        let init = |g: &mut Block| identity(g, Reduction::Max, dtype, dtype);
+        let step = |g: &mut Block, earlier: &Value, later: &Value| combine(g, Reduction::Max, dtype, earlier, later);
+        let maxima = column_folds(cx, b, &flat, (&rows, &cols), stored, &init, &step);
+        let indices = first_row_of(cx, b, &flat, &maxima, (&rows, &cols));
+        let result = shaped(b, &indices, &x, axes.len()..ndim, &out_ty);
+        let in_dims = cx.dims(input);
+        cx.define(output, result, kept_axes.iter().map(|&a| in_dims[a]).collect());
+        return Ok(());
     }
     let sizes: Vec<Value> = axes.iter().map(|&a| b.tensor_dim(&x, a)).collect();
     let value_ty = TensorType { dtype, shape: out_ty.shape.clone() };

@@ -20,6 +20,7 @@
 //! row that stops at it (`first_zero`). IREE's fold of that step stayed scalar code: 1000
 //! x 1000 f64 max along axis 1 814 us (NUMBA 449).
 
+use super::column_folds::equal_or_both_nan;
 use super::dense_kernels::LANES;
 use super::Context;
 use crate::mlir::{Arith, Block, Cast, CmpF, CmpI, ScalarType, TensorType, Value};
@@ -112,8 +113,6 @@ pub(super) fn first_index_of(cx: &mut Context, b: &mut Block, x: &Value, target:
         let r = g.scf_for(&zero, rows, &one, &[out], |h, i, t| {
             let base = h.arith(Arith::MulI, i, k);
             let want = h.tensor_extract(target, std::slice::from_ref(i));
-            let float = want.scalar().is_float();
-            let want_nan = if float { Some(h.cmpf(CmpF::Uno, &want, &want)) } else { None };
             let found = h.scf_while(
                 std::slice::from_ref(&zero),
                 |c, j| {
@@ -122,15 +121,7 @@ pub(super) fn first_index_of(cx: &mut Context, b: &mut Block, x: &Value, target:
                     let hit = c.scf_if(&inside, &[ScalarType::I1], |r| {
                         let at = r.arith(Arith::AddI, &base, &j[0]);
                         let v = r.tensor_extract(x, std::slice::from_ref(&at));
-                        vec![match &want_nan {
-                            Some(want_nan) => {
-                                let eq = r.cmpf(CmpF::Oeq, &v, &want);
-                                let v_nan = r.cmpf(CmpF::Uno, &v, &v);
-                                let both_nan = r.arith(Arith::AndI, &v_nan, want_nan);
-                                r.arith(Arith::OrI, &eq, &both_nan)
-                            }
-                            None => r.cmpi(CmpI::Eq, &v, &want),
-                        }]
+                        vec![equal_or_both_nan(r, &v, &want)]
                     }, |r| vec![r.constant_int(0, ScalarType::I1)])
                     .remove(0);
                     let yes = c.constant_int(1, ScalarType::I1);
