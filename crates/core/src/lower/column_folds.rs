@@ -76,6 +76,30 @@ fn column_steps(g: &mut Block, cols: &Value) -> Vec<(i64, Value)> {
     ends
 }
 
+/// `t` (a vector of a column each) through `step(body, columns, t)` over the columns in the
+/// steps whose ends `ends` gives (`column_steps`): each step gets its columns' indices.
+fn over_columns(h: &mut Block, ends: &[(i64, Value)], t: &Value, step: &dyn Fn(&mut Block, &[Value], &Value) -> Value) -> Value {
+    let mut t = t.clone();
+    let mut start = h.constant_index(0);
+    for (w, end) in ends {
+        let wv = h.constant_index(*w);
+        t = h
+            .scf_for(&start, end, &wv, &[t], |body, c, s| {
+                let cols: Vec<Value> = (0..*w)
+                    .map(|lane| {
+                        let offset = body.constant_index(lane);
+                        body.arith(Arith::AddI, c, &offset)
+                    })
+                    .collect();
+                Ok::<_, String>(vec![step(body, &cols, &s[0])])
+            })
+            .unwrap_or_else(|e| unreachable!("{e}"))
+            .remove(0);
+        start = end.clone();
+    }
+    t
+}
+
 /// Rows `from..to` of `x` (`count` at a time; their number a multiple of it) folded into
 /// the column results `t`, the columns in steps whose ends `ends` gives (see `column_folds`).
 #[allow(clippy::too_many_arguments)]
@@ -90,7 +114,6 @@ fn fold_rows(
     combine: &dyn Fn(&mut Block, &Value, &Value) -> Value,
 ) -> Value {
     let step = g.constant_index(count);
-    let zero = g.constant_index(0);
     let r = g.scf_for(from, to, &step, std::slice::from_ref(t), |h, i, t| {
         let bases: Vec<Value> = (0..count)
             .map(|r| {
@@ -99,49 +122,33 @@ fn fold_rows(
                 h.arith(Arith::MulI, &row, cols)
             })
             .collect();
-        let mut t = t[0].clone();
-        let mut start = zero.clone();
-        for (w, end) in ends {
-            let wv = h.constant_index(*w);
-            t = h
-                .scf_for(&start, end, &wv, &[t], |body, c, s| {
-                    // Every load before the first store: LLVM does not know that x and the
-                    // results never overlap, and would not move a load above a store to make
-                    // vectors of them.
-                    let acc = s[0].tensor().element;
-                    let cols: Vec<Value> = (0..*w)
-                        .map(|lane| {
-                            let offset = body.constant_index(lane);
-                            body.arith(Arith::AddI, c, &offset)
+        let t = over_columns(h, ends, &t[0], &|body, cols, s| {
+            // Every load before the first store: LLVM does not know that x and the results
+            // never overlap, and would not move a load above a store to make vectors of them.
+            let acc = s.tensor().element;
+            let olds: Vec<Value> = cols.iter().map(|col| body.tensor_extract(s, std::slice::from_ref(col))).collect();
+            let rows: Vec<Vec<Value>> = bases
+                .iter()
+                .map(|base| {
+                    cols.iter()
+                        .map(|col| {
+                            let at = body.arith(Arith::AddI, base, col);
+                            element(body, x, &at, acc)
                         })
-                        .collect();
-                    let olds: Vec<Value> = cols.iter().map(|col| body.tensor_extract(&s[0], std::slice::from_ref(col))).collect();
-                    let rows: Vec<Vec<Value>> = bases
-                        .iter()
-                        .map(|base| {
-                            cols.iter()
-                                .map(|col| {
-                                    let at = body.arith(Arith::AddI, base, col);
-                                    element(body, x, &at, acc)
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    let mut s = s[0].clone();
-                    for (lane, col) in cols.iter().enumerate() {
-                        let mut parts: Vec<Value> = rows.iter().map(|r| r[lane].clone()).collect();
-                        while parts.len() > 1 {
-                            parts = parts.chunks(2).map(|p| if p.len() == 2 { combine(body, &p[0], &p[1]) } else { p[0].clone() }).collect();
-                        }
-                        let new = combine(body, &olds[lane], &parts[0]);
-                        s = body.tensor_insert(&new, &s, std::slice::from_ref(col));
-                    }
-                    Ok::<_, String>(vec![s])
+                        .collect()
                 })
-                .unwrap_or_else(|e| unreachable!("{e}"))
-                .remove(0);
-            start = end.clone();
-        }
+                .collect();
+            let mut s = s.clone();
+            for (lane, col) in cols.iter().enumerate() {
+                let mut parts: Vec<Value> = rows.iter().map(|r| r[lane].clone()).collect();
+                while parts.len() > 1 {
+                    parts = parts.chunks(2).map(|p| if p.len() == 2 { combine(body, &p[0], &p[1]) } else { p[0].clone() }).collect();
+                }
+                let new = combine(body, &olds[lane], &parts[0]);
+                s = body.tensor_insert(&new, &s, std::slice::from_ref(col));
+            }
+            s
+        });
         Ok::<_, String>(vec![t])
     });
     r.unwrap_or_else(|e| unreachable!("{e}")).remove(0)
@@ -171,43 +178,28 @@ pub(super) fn first_row_of(cx: &mut Context, b: &mut Block, x: &Value, target: &
             .scf_for(&zero, rows, &one, &[out], |h, i, t| {
                 let base = h.arith(Arith::MulI, i, cols);
                 let row = h.index_cast(i, ScalarType::I64);
-                let mut t = t[0].clone();
-                let mut start = zero.clone();
-                for (w, end) in &ends {
-                    let wv = h.constant_index(*w);
-                    t = h
-                        .scf_for(&start, end, &wv, &[t], |body, c, s| {
-                            // Every load before the first store (see `fold_rows`).
-                            let cols: Vec<Value> = (0..*w)
-                                .map(|lane| {
-                                    let offset = body.constant_index(lane);
-                                    body.arith(Arith::AddI, c, &offset)
-                                })
-                                .collect();
-                            let olds: Vec<Value> = cols.iter().map(|col| body.tensor_extract(&s[0], std::slice::from_ref(col))).collect();
-                            let wants: Vec<Value> = cols.iter().map(|col| body.tensor_extract(target, std::slice::from_ref(col))).collect();
-                            let values: Vec<Value> = cols
-                                .iter()
-                                .map(|col| {
-                                    let at = body.arith(Arith::AddI, &base, col);
-                                    body.tensor_extract(x, std::slice::from_ref(&at))
-                                })
-                                .collect();
-                            let mut s = s[0].clone();
-                            for (lane, col) in cols.iter().enumerate() {
-                                let hit = equal_or_both_nan(body, &values[lane], &wants[lane]);
-                                let z = zero_i64(body);
-                                let unset = body.cmpi(CmpI::Slt, &olds[lane], &z);
-                                let take = body.arith(Arith::AndI, &hit, &unset);
-                                let new = body.select(&take, &row, &olds[lane]);
-                                s = body.tensor_insert(&new, &s, std::slice::from_ref(col));
-                            }
-                            Ok::<_, String>(vec![s])
+                let t = over_columns(h, &ends, &t[0], &|body, cols, s| {
+                    // Every load before the first store (see `fold_rows`).
+                    let olds: Vec<Value> = cols.iter().map(|col| body.tensor_extract(s, std::slice::from_ref(col))).collect();
+                    let wants: Vec<Value> = cols.iter().map(|col| body.tensor_extract(target, std::slice::from_ref(col))).collect();
+                    let values: Vec<Value> = cols
+                        .iter()
+                        .map(|col| {
+                            let at = body.arith(Arith::AddI, &base, col);
+                            body.tensor_extract(x, std::slice::from_ref(&at))
                         })
-                        .unwrap_or_else(|e| unreachable!("{e}"))
-                        .remove(0);
-                    start = end.clone();
-                }
+                        .collect();
+                    let mut s = s.clone();
+                    for (lane, col) in cols.iter().enumerate() {
+                        let hit = equal_or_both_nan(body, &values[lane], &wants[lane]);
+                        let z = zero_i64(body);
+                        let unset = body.cmpi(CmpI::Slt, &olds[lane], &z);
+                        let take = body.arith(Arith::AndI, &hit, &unset);
+                        let new = body.select(&take, &row, &olds[lane]);
+                        s = body.tensor_insert(&new, &s, std::slice::from_ref(col));
+                    }
+                    s
+                });
                 Ok::<_, String>(vec![t])
             })
             .unwrap_or_else(|e| unreachable!("{e}"))
