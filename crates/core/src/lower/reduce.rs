@@ -630,10 +630,18 @@ mod tests {
 
     #[test]
     fn argmax_reports_empty_sequences_through_a_value_error_flag() {
-        let l = lower_json("Argmax", r#"{"axis": null}"#, "float64", r#""dtype": "int64", "shape": []"#).unwrap();
-        assert_eq!(l.checks.len(), 1);
-        assert_eq!(l.checks[0].kind, ErrorKind::Value);
-        assert!(l.mlir.contains("linalg.index 0") && l.mlir.contains("linalg.index 1"));
+        // As a fold of (value, flat index) on targets without sequential kernels, and on
+        // the CPU as the row kernels (the max, then the scan for its first index).
+        let out = r#""dtype": "int64", "shape": []"#;
+        let gpu = crate::ScalarTarget { sequential_kernels: false, ..crate::ScalarTarget::CPU };
+        let fold = lower_json_for(gpu, "Argmax", r#"{"axis": null}"#, "float64", out).unwrap();
+        assert!(fold.mlir.contains("linalg.index 0") && fold.mlir.contains("linalg.index 1"), "{}", fold.mlir);
+        let kernel = lower_json("Argmax", r#"{"axis": null}"#, "float64", out).unwrap();
+        assert!(kernel.mlir.contains("flow.dispatch.workgroups") && kernel.mlir.contains("scf.while"), "{}", kernel.mlir);
+        for l in [fold, kernel] {
+            assert_eq!(l.checks.len(), 1);
+            assert_eq!(l.checks[0].kind, ErrorKind::Value);
+        }
     }
 
     #[test]
